@@ -1,0 +1,52 @@
+"""The `changeprov` command: thin subcommands over library functions.
+
+Exit codes: 0 ok, 1 findings (a check found problems), 2 error (bad input, environment, store).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+from changeprov import __version__
+from changeprov.errors import ChangeprovError
+
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from changeprov.commands import COMMANDS
+
+    parser = argparse.ArgumentParser(
+        prog="changeprov",
+        description="Metadata change events (OpenMetadata, DataHub) to a PROV-O knowledge graph.",
+        epilog="Exit codes: 0 ok, 1 findings, 2 error.",
+    )
+    parser.add_argument("--version", action="version", version=f"changeprov {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for cmd in COMMANDS:
+        p = sub.add_parser(cmd.name, help=cmd.help, description=cmd.help)
+        cmd.configure(p)
+        p.set_defaults(_run=cmd.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not args.command:
+        parser.print_help()
+        return EXIT_OK
+    try:
+        return args._run(args)
+    except ChangeprovError as exc:
+        print(f"changeprov {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print(f"changeprov {args.command}: interrupted", file=sys.stderr)
+        return EXIT_ERROR
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
