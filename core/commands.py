@@ -33,7 +33,57 @@ def _run_vocab(args: argparse.Namespace) -> int:
     return 0 if report["ok"] else 1
 
 
+def _configure_map(p: argparse.ArgumentParser) -> None:
+    p.add_argument("inputs", nargs="+", metavar="INPUT", help="JSONL files (optionally .gz), folders or globs")
+    p.add_argument("--out", required=True, help="N-Triples file to write (distinct triples, sorted)")
+    p.add_argument("--quarantine", required=True, help="JSONL file for the quarantined lines")
+    p.add_argument("--family", default="auto",
+                   choices=["auto", "openmetadata", "openmetadata-legacy", "datahub-mcl", "datahub-ece",
+                            "datahub-platform"])
+    p.add_argument("--format", choices=["text", "json"], default="text")
+
+
+def print_counts(counts: dict, *, title: str) -> None:
+    print(title)
+    rows = [("lines read", counts["lines_read"]), ("blank", counts["blank"]), ("mapped", counts["mapped"]),
+            ("quarantined", counts["quarantined"])]
+    rows += [(f"  {reason}", n) for reason, n in counts["quarantined_by_reason"].items()]
+    rows += [("distinct events", counts["distinct_events"]), ("triples", counts["triples"])]
+    rows += [(f"  {source}", n) for source, n in counts["triples_by_source"].items()]
+    width = max(len(name) for name, _ in rows)
+    for name, n in rows:
+        print(f"  {name:<{width}}  {n:>10,}")
+
+
+def _run_map(args: argparse.Namespace) -> int:
+    import json
+    from pathlib import Path
+
+    from changeprov.mapping.reference import map_to_files
+
+    counts = map_to_files(args.inputs, Path(args.out), Path(args.quarantine), family=args.family).as_dict()
+    if args.format == "json":
+        print(json.dumps(counts, indent=2))
+    else:
+        print_counts(counts, title=f"reference mapper: {args.out}")
+    return 0
+
+
+def _configure_demo(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--workdir", default="build/demo", help="where the demo writes its files")
+
+
+def _run_demo(args: argparse.Namespace) -> int:
+    from changeprov.demo import run_demo
+
+    return run_demo(args.workdir)
+
+
 COMMANDS: tuple[Command, ...] = (
+    Command("demo", "Run the main job end to end on sample events (the README's first command).",
+            _configure_demo, _run_demo),
+    Command("map", "Map events with the single-process reference mapper (N-Triples + quarantine).",
+            _configure_map, _run_map),
     Command("vocab", "Validate the bundled ontology, JSON-LD context and SHACL shapes; print a summary.",
             _configure_vocab, _run_vocab),
 )
