@@ -1,0 +1,164 @@
+"""Structural decoding of DataHub aspects (MCL aspect / previousAspectValue) on top of the generic JSON."""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from pyoxigraph import NamedNode
+
+from changeprov.mapping import terms
+from changeprov.mapping.emit import Graph, datetime_literal, minted, urn
+from changeprov.mapping.events import member_changes
+from changeprov.mapping.fields import checked
+from changeprov.mapping.vocab import om, prov, rules, term
+
+
+def map_aspect(g: Graph, event: NamedNode, entity: NamedNode, entity_urn: str, change: NamedNode,
+               aspect: str, *, old: Any, new: Any, deleting: bool) -> None:
+    spec = rules()["aspects"].get(aspect)
+    if spec is None:
+        return  # kept generically: the field change holds name and value
+    pattern = spec["pattern"]
+    if pattern == "members":
+        member_changes(g, change, old=_members(g, spec, old, "previousAspectValue"),
+                       new=_members(g, spec, new, "aspect"), added=spec["added"], removed=spec["removed"])
+    elif pattern == "upstream-lineage":
+        _upstream_lineage(g, event, entity, old, new)
+    elif pattern == "job-io":
+        for key, added, removed in (("input", "om-event:addedInput", "om-event:removedInput"),
+                                    ("output", "om-event:addedOutput", "om-event:removedOutput")):
+            member_changes(g, change, old=_job_datasets(g, old, key, "previousAspectValue"),
+                           new=_job_datasets(g, new, key, "aspect"), added=added, removed=removed)
+    elif pattern == "schema":
+        _schema(g, change, entity_urn, old, new)
+    elif pattern.startswith("run-") and not deleting and isinstance(new, dict):
+        _run(g, entity, pattern, new)
+
+
+def _urns(value: Any, path: list[str]) -> Iterator[str]:
+    """Strings found at ``path`` (``*`` = every array element) inside an aspect value."""
+    if not path:
+        if isinstance(value, str):
+            yield value
+        return
+    head, rest = path[0], path[1:]
+    if head == "*":
+        if isinstance(value, list):
+            for item in value:
+                yield from _urns(item, rest)
+    elif isinstance(value, dict):
+        yield from _urns(value.get(head), rest)
+
+
+def _node(g: Graph, where: str, value: str, cls: str) -> NamedNode:
+    if cls == "agent":
+        return g.agent(checked(where, urn, value), organization=value.startswith("urn:li:corpGroup:"))
+    node = checked(where, urn, value)
+    return g.entity(node, urn_text=value, cls=None if cls == "om-event:MetadataEntity" else term(cls))
+
+
+def _members(g: Graph, spec: dict, value: Any, where: str) -> dict[str, NamedNode]:
+    path = spec["path"]
+    return {u: _node(g, f"{where}.value.{'.'.join(path)}", u, spec["class"]) for u in _urns(value, path)}
+
+
+def _job_datasets(g: Graph, value: Any, key: str, where: str) -> dict[str, NamedNode]:
+    found = set(_urns(value, [f"{key}Datasets", "*"])) | set(_urns(value, [f"{key}DatasetEdges", "*", "destinationUrn"]))
+    return {u: _node(g, f"{where}.value.{key}Datasets", u, "om-event:MetadataEntity") for u in sorted(found)}
+
+
+def _upstream_lineage(g: Graph, event: NamedNode, entity: NamedNode, old: Any, new: Any) -> None:
+    """The aspect is the full upstream set at the event's time (snapshot semantics, docs/model.md)."""
+    g.add(event, om("setsUpstreamsOf"), entity)
+    now = _upstreams(g, new, "aspect")
+    before = _upstreams(g, old, "previousAspectValue")
+    for u, (node, kind) in sorted(now.items()):
+        edge = g.lineage(event, entity, node)
+        g.lit(edge, om("lineageSource"), kind)
+    for u in sorted(before.keys() - now.keys()):
+        g.lineage(event, entity, before[u][0], removed=True)
+    cols_now, cols_before = _fine_grained(g, new, "aspect"), _fine_grained(g, old, "previousAspectValue")
+    for key, (down, up, op) in sorted(cols_now.items()):
+        g.lit(g.lineage(event, down, up), om("transformOperation"), op)
+    for key in sorted(cols_before.keys() - cols_now.keys()):
+        down, up, _ = cols_before[key]
+        g.lineage(event, down, up, removed=True)
+
+
+def _upstreams(g: Graph, value: Any, where: str) -> dict[str, tuple[NamedNode, str | None]]:
+    out = {}
+    if isinstance(value, dict) and isinstance(value.get("upstreams"), list):
+        for item in value["upstreams"]:
+            if isinstance(item, dict) and isinstance(item.get("dataset"), str):
+                kind = item.get("type") if isinstance(item.get("type"), str) else None
+                out[item["dataset"]] = (_node(g, f"{where}.value.upstreams.dataset", item["dataset"],
+                                              "om-event:MetadataEntity"), kind)
+    return out
+
+
+def _fine_grained(g: Graph, value: Any, where: str) -> dict[tuple[str, str], tuple[NamedNode, NamedNode, str | None]]:
+    out = {}
+    if not isinstance(value, dict) or not isinstance(value.get("fineGrainedLineages"), list):
+        return out
+    for item in value["fineGrainedLineages"]:
+        if not isinstance(item, dict):
+            continue
+        op = item.get("transformOperation") if isinstance(item.get("transformOperation"), str) else None
+        for d in _urns(item, ["downstreams", "*"]):
+            for u in _urns(item, ["upstreams", "*"]):
+                path = f"{where}.value.fineGrainedLineages"
+                out[(d, u)] = (_node(g, path, d, "om-event:Column"), _node(g, path, u, "om-event:Column"), op)
+    return out
+
+
+def _schema(g: Graph, change: NamedNode, entity_urn: str, old: Any, new: Any) -> None:
+    def fields(value: Any) -> dict[str, str]:
+        items = value.get("fields") if isinstance(value, dict) else None
+        return {f["fieldPath"]: terms.canonical_json(f) for f in items or []
+                if isinstance(f, dict) and isinstance(f.get("fieldPath"), str)}
+
+    before, after = fields(old), fields(new)
+
+    def field_node(path: str) -> NamedNode:
+        return _node(g, "aspect.value.fields.fieldPath", f"urn:li:schemaField:({entity_urn},{path})", "om-event:Column")
+
+    for path in sorted(after.keys() - before.keys()):
+        g.add(change, om("addedSchemaField"), field_node(path))
+    for path in sorted(before.keys() - after.keys()):
+        g.add(change, om("removedSchemaField"), field_node(path))
+    for path in sorted(before.keys() & after.keys()):
+        if before[path] != after[path]:
+            g.add(change, om("changedSchemaField"), field_node(path))
+
+
+def run_node(g: Graph, record: NamedNode) -> NamedNode:
+    """The activity a dataProcessInstance describes (the URN itself stays an entity)."""
+    run = minted("run", record.value)
+    g.a(run, om("Run"))
+    g.add(run, om("runRecord"), record)
+    return run
+
+
+def _run(g: Graph, record: NamedNode, pattern: str, value: dict) -> None:
+    run = run_node(g, record)
+    if pattern == "run-input":
+        for u in _urns(value, ["inputs", "*"]):
+            g.add(run, prov("used"), _node(g, "aspect.value.inputs", u, "om-event:MetadataEntity"))
+    elif pattern == "run-output":
+        for u in _urns(value, ["outputs", "*"]):
+            g.add(_node(g, "aspect.value.outputs", u, "om-event:MetadataEntity"), prov("wasGeneratedBy"), run)
+    elif pattern == "run-relationships":
+        for u in _urns(value, ["parentTemplate"]):
+            g.add(run, om("runOf"), _node(g, "aspect.value.parentTemplate", u, "om-event:MetadataEntity"))
+    elif pattern == "run-event":
+        ms = value.get("timestampMillis")
+        status = value.get("status")
+        if isinstance(ms, int) and not isinstance(ms, bool) and status in ("STARTED", "COMPLETE"):
+            prop = prov("startedAtTime") if status == "STARTED" else prov("endedAtTime")
+            g.add(run, prop, checked("aspect.value.timestampMillis", datetime_literal, ms))
+        result = value.get("result")
+        if status == "COMPLETE" and isinstance(result, dict) and isinstance(result.get("type"), str):
+            g.lit(run, om("executionStatus"), result["type"])
+    elif pattern == "run-properties":
+        if isinstance(value.get("name"), str):
+            g.lit(run, term("rdfs:label"), value["name"])

@@ -1,0 +1,283 @@
+"""Strict decoding of one input line (and of JSON embedded in strings) into Python values.
+
+Bad input never raises anything but ``Rejected`` (with a reason from ``REASONS``); the mapper turns
+that into a ``Quarantine`` record. Numbers keep their spelling: integers are ``int``, every other
+number is a ``JsonDecimal`` (a Decimal that remembers its source token), so ``terms.canonical_json``
+can write them exactly as Spark's ``to_json(parse_json(…))`` does.
+
+>>> decode_line(b'{"a": 1.50, "b": [1, "x"]}\\n')
+{'a': JsonDecimal('1.50'), 'b': [1, 'x']}
+>>> try: decode_line(b'{"a": 1, "a": 2}')
+... except Rejected as e: print(e.reason, "-", e.detail)
+MALFORMED_JSON - duplicate key 'a'
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+REASONS: dict[str, str] = {
+    "MALFORMED_JSON": "the line is not valid JSON (syntax error, duplicate key, NaN/Infinity, a number "
+                      "no double can hold)",
+    "NOT_AN_OBJECT": "the line is valid JSON but not a JSON object",
+    "UNKNOWN_FAMILY": "the object matches no known event family (OpenMetadata, DataHub MCL / "
+                      "EntityChangeEvent / PlatformEvent)",
+    "MISSING_FIELD": "a required field is absent, null or empty",
+    "BAD_TYPE": "a field has the wrong JSON type or an unusable value",
+    "UNKNOWN_EVENT_TYPE": "the event type / change type / category is not in the vocabulary",
+    "BAD_TIMESTAMP": "a time is not epoch ms in 0..253402300799999 or not an RFC 3339 date-time",
+    "BAD_IDENTIFIER": "a name, id or URN cannot become an IRI (empty, control or forbidden characters, "
+                      "not a URN)",
+    "BAD_ASPECT_JSON": "JSON embedded in a string (aspect value, entity, payload) is not valid JSON",
+    "TOO_LARGE": "the line is longer than the byte limit or nested deeper than the depth limit",
+    "BAD_ENCODING": "the line is not UTF-8 (invalid bytes, BOM, NUL bytes, lone surrogate escapes)",
+}
+
+MAX_BYTES = 8 * 2**20
+MAX_DEPTH = 128
+RAW_LIMIT = 64 * 1024  # bytes of the raw line kept in a quarantine record
+
+
+class Rejected(Exception):
+    """A line (or event) that must be quarantined: ``reason`` (a key of REASONS) and a ``detail``."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        if reason not in REASONS:
+            raise ValueError(f"unknown quarantine reason {reason!r}")
+        super().__init__(f"{reason}: {detail}")
+        self.reason = reason
+        self.detail = detail
+
+
+def _clean(text: str) -> str:
+    """``text`` without lone surrogates (shown as backslash escapes), so it can be written as UTF-8."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+@dataclass(frozen=True)
+class Quarantine:
+    """The record written for a line that could not be mapped."""
+
+    reason: str
+    detail: str
+    source: str
+    line: int
+    raw: str
+
+    def to_json(self) -> str:
+        """One JSON object line (no newline). ``raw`` is cut to 64 KiB of UTF-8 with a marker.
+
+        >>> Quarantine("BAD_ENCODING", "invalid UTF-8", "in.jsonl", 3, b"{\\xff}".decode("utf-8", "backslashreplace")).to_json()
+        '{"reason": "BAD_ENCODING", "detail": "invalid UTF-8", "source": "in.jsonl", "line": 3, "raw": "{\\\\\\\\xff}"}'
+        """
+        raw = _clean(self.raw)
+        data = raw.encode("utf-8")
+        if len(data) > RAW_LIMIT:
+            raw = data[:RAW_LIMIT].decode("utf-8", "ignore") + f"…[truncated, {len(data)} bytes in all]"
+        return json.dumps({"reason": self.reason, "detail": _clean(self.detail), "source": _clean(self.source),
+                           "line": self.line, "raw": raw}, ensure_ascii=False)
+
+
+class JsonDecimal(Decimal):
+    """A JSON number with a fraction or an exponent; ``lexical`` is its exact source token.
+
+    >>> d = JsonDecimal("1.0E-7")
+    >>> d.lexical, d == Decimal("1e-7")
+    ('1.0E-7', True)
+    """
+
+    lexical: str
+
+    def __new__(cls, token: str) -> "JsonDecimal":
+        self = super().__new__(cls, token)
+        self.lexical = token
+        return self
+
+    def __repr__(self) -> str:
+        return f"JsonDecimal({self.lexical!r})"
+
+    def __reduce__(self):
+        return (JsonDecimal, (self.lexical,))
+
+
+# ---------------------------------------------------------------- json.loads hooks
+
+_DOUBLE_SAFE_DIGITS = 300  # integers/decimals with fewer integer digits cannot overflow a double
+
+
+def _parse_float(token: str) -> JsonDecimal:
+    value = JsonDecimal(token)
+    if "e" in token or "E" in token or len(token) > _DOUBLE_SAFE_DIGITS:
+        if math.isinf(float(token)):
+            raise Rejected("MALFORMED_JSON", f"number {token[:40]}{'…' if len(token) > 40 else ''} "
+                                             "overflows a double")
+    return value
+
+
+def _parse_int(token: str) -> int:
+    try:
+        value = int(token)
+    except ValueError as exc:  # more than sys.get_int_max_str_digits() digits
+        raise Rejected("MALFORMED_JSON", f"integer too long: {exc}") from None
+    if len(token) > _DOUBLE_SAFE_DIGITS:
+        try:
+            float(value)
+        except OverflowError:
+            raise Rejected("MALFORMED_JSON", f"integer of {len(token)} digits overflows a double") from None
+    return value
+
+
+def _parse_constant(token: str) -> Any:
+    raise Rejected("MALFORMED_JSON", f"{token} is not JSON")
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise Rejected("MALFORMED_JSON", f"duplicate key {key[:100]!r}")
+            seen.add(key)
+    return obj
+
+
+# ---------------------------------------------------------------- checks around json.loads
+
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_BRACKET = re.compile(r"[\[\]{}]")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def nesting_depth(text: str, limit: int) -> int:
+    """Nesting depth of ``[``/``{`` outside strings, as far as it matters against ``limit``: the exact
+    depth when it exceeds ``limit`` (the scan stops there, so 10^5-deep input is cheap), otherwise
+    some value ≤ ``limit`` (the bracket count when that is small enough). The top-level object is 1.
+
+    >>> nesting_depth('{"a": [1, {"b": "[[[["}]}', 2), nesting_depth("[" * 100_000, 128)
+    (3, 129)
+    """
+    if text.count("[") + text.count("{") <= limit:
+        return text.count("[") + text.count("{")  # an upper bound, within the limit: no scan needed
+    bare = _STRING.sub("", text)
+    quote = bare.find('"')
+    if quote >= 0:  # an unterminated string: the rest is not JSON anyway
+        bare = bare[:quote]
+    depth = deepest = 0
+    for m in _BRACKET.finditer(bare):
+        if m.group() in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > limit:
+                    return deepest
+        else:
+            depth -= 1
+    return deepest
+
+
+def _has_surrogate(value: Any) -> bool:
+    if isinstance(value, str):
+        return _SURROGATE.search(value) is not None
+    if isinstance(value, dict):
+        return any(_has_surrogate(k) or _has_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_surrogate(v) for v in value)
+    return False
+
+
+def _parse(text: str, max_depth: int) -> Any:
+    """json.loads with every strictness rule; raises Rejected only."""
+    depth = nesting_depth(text, max_depth)
+    if depth > max_depth:
+        raise Rejected("TOO_LARGE", f"nested deeper than {max_depth} levels")
+    try:
+        value = json.loads(text, object_pairs_hook=_pairs, parse_float=_parse_float, parse_int=_parse_int,
+                           parse_constant=_parse_constant)
+    except json.JSONDecodeError as exc:
+        raise Rejected("MALFORMED_JSON", str(exc)) from None
+    except RecursionError:
+        raise Rejected("TOO_LARGE", "nested too deeply for the parser") from None
+    except ValueError as exc:  # defensive: json raises nothing else for str input
+        raise Rejected("MALFORMED_JSON", str(exc)[:200]) from None
+    if _SURROGATE_ESCAPE.search(text) and _has_surrogate(value):
+        raise Rejected("BAD_ENCODING", "lone UTF-16 surrogate escape (\\uD800-\\uDFFF not in a valid pair)")
+    return value
+
+
+# ---------------------------------------------------------------- public entry points
+
+
+def is_blank(raw: bytes) -> bool:
+    """True for an empty line or one of JSON whitespace only (space, tab, CR, LF).
+
+    >>> is_blank(b" \\t\\r\\n"), is_blank(b""), is_blank(b"\\x0c"), is_blank(b"{}")
+    (True, True, False, False)
+    """
+    return not raw.strip(b" \t\r\n")
+
+
+def decode_line(raw: bytes, *, max_bytes: int = MAX_BYTES, max_depth: int = MAX_DEPTH) -> dict:
+    """One input line (bytes, with or without its line end) → the JSON object it holds.
+
+    Raises Rejected: TOO_LARGE (over ``max_bytes`` bytes or nested deeper than ``max_depth``),
+    BAD_ENCODING (UTF-8 BOM, invalid UTF-8 incl. CESU-8 surrogate bytes, NUL bytes as in UTF-16/32
+    text, lone surrogate escapes), MALFORMED_JSON (syntax, duplicate keys at any depth,
+    NaN/Infinity, integers over 4300 digits, numbers beyond a double's range), NOT_AN_OBJECT.
+
+    >>> decode_line(b'{"t": 1e3, "n": null}')
+    {'t': JsonDecimal('1e3'), 'n': None}
+    >>> for bad in (b"\\xef\\xbb\\xbf{}", b'{"a": NaN}', b"[1]", b"[" * 200, b'{"a": "\\\\ud800"}'):
+    ...     try: decode_line(bad)
+    ...     except Rejected as e: print(e.reason)
+    BAD_ENCODING
+    MALFORMED_JSON
+    NOT_AN_OBJECT
+    TOO_LARGE
+    BAD_ENCODING
+    """
+    if len(raw) > max_bytes:
+        raise Rejected("TOO_LARGE", f"line of {len(raw)} bytes exceeds the limit of {max_bytes} bytes")
+    if raw.endswith(b"\r\n"):
+        raw = raw[:-2]
+    elif raw.endswith(b"\n"):
+        raw = raw[:-1]
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raise Rejected("BAD_ENCODING", "UTF-8 byte order mark at the start of the line")
+    if b"\x00" in raw:
+        raise Rejected("BAD_ENCODING", f"NUL byte at offset {raw.find(bytes(1))} (UTF-16/32 text?)")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise Rejected("BAD_ENCODING", f"invalid UTF-8 at byte {exc.start}: {exc.reason}") from None
+    value = _parse(text, max_depth)
+    if not isinstance(value, dict):
+        kind = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(type(value), "a number")
+        raise Rejected("NOT_AN_OBJECT", f"the line holds {kind}, not an object")
+    return value
+
+
+def loads_strict(text: str, *, what: str, max_depth: int = MAX_DEPTH) -> Any:
+    """JSON embedded in a string field (aspect value, ``entity``, payload) with decode_line's
+    strictness; every problem is Rejected("BAD_ASPECT_JSON", "{what}: …").
+
+    >>> loads_strict('{"tags": [{"tag": "urn:li:tag:pii"}]}', what="aspect.value")
+    {'tags': [{'tag': 'urn:li:tag:pii'}]}
+    >>> try: loads_strict('{"a": 1,}', what="aspect.value")
+    ... except Rejected as e: print(e.reason, "-", e.detail)
+    BAD_ASPECT_JSON - aspect.value: Expecting property name enclosed in double quotes: line 1 column 9 (char 8)
+    """
+    if not isinstance(text, str):
+        raise Rejected("BAD_ASPECT_JSON", f"{what}: expected a JSON string, got {type(text).__name__}")
+    if _SURROGATE.search(text):
+        raise Rejected("BAD_ASPECT_JSON", f"{what}: lone UTF-16 surrogate")
+    try:
+        return _parse(text, max_depth)
+    except Rejected as exc:
+        raise Rejected("BAD_ASPECT_JSON", f"{what}: {exc.detail}") from None

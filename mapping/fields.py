@@ -1,0 +1,60 @@
+"""Typed access to decoded event objects: every failure names the field it is about."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any, Callable, TypeVar
+
+from changeprov.mapping.decode import Rejected
+from changeprov.mapping.terms import BadIdentifier, BadTimestamp
+
+T = TypeVar("T")
+_MISSING = object()
+
+_TYPE_NAMES = {str: "a string", int: "an integer", dict: "an object", list: "an array", bool: "a boolean",
+               Decimal: "a number"}
+
+
+def _is(value: Any, types: tuple[type, ...]) -> bool:
+    if isinstance(value, bool):  # bool is an int in Python, never in JSON
+        return bool in types
+    return isinstance(value, types)
+
+
+def get(obj: dict, path: str, types: type | tuple[type, ...], *, required: bool = False, at: str = "") -> Any:
+    """Value at dotted ``path`` in ``obj`` (``None`` when absent or null and not required).
+
+    Raises Rejected(MISSING_FIELD) / Rejected(BAD_TYPE) naming the path (prefixed by ``at`` for
+    objects nested in the event).
+    """
+    path_name = at + path
+    types = types if isinstance(types, tuple) else (types,)
+    cur: Any = obj
+    for part in path.split("."):
+        if not isinstance(cur, dict):
+            raise Rejected("BAD_TYPE", f"{path_name}: expected an object at '{part}'")
+        cur = cur.get(part, _MISSING)
+        if cur is _MISSING or cur is None:
+            if required:
+                raise Rejected("MISSING_FIELD", f"{path_name} is required")
+            return None
+    if not _is(cur, types):
+        want = " or ".join(_TYPE_NAMES.get(t, t.__name__) for t in types)
+        raise Rejected("BAD_TYPE", f"{path_name}: expected {want}, got {type(cur).__name__}")
+    if str in types and isinstance(cur, str) and required and not cur:
+        raise Rejected("MISSING_FIELD", f"{path_name} is empty")
+    return cur
+
+
+def number(obj: dict, path: str, *, required: bool = False, at: str = "") -> int | Decimal | None:
+    return get(obj, path, (int, Decimal), required=required, at=at)
+
+
+def checked(path: str, fn: Callable[..., T], *args: Any) -> T:
+    """Run an IRI/time builder, turning its ValueError into a quarantine reason for ``path``."""
+    try:
+        return fn(*args)
+    except BadIdentifier as exc:
+        raise Rejected("BAD_IDENTIFIER", f"{path}: {exc}") from None
+    except BadTimestamp as exc:
+        raise Rejected("BAD_TIMESTAMP", f"{path}: {exc}") from None

@@ -1,0 +1,82 @@
+"""The reference mapper: one line in, triples or one quarantine record out. Stateless and pure.
+
+>>> r = map_line(b'{"eventType": "entityCreated", "entityType": "table", "entityId": "t1", "timestamp": 0}')
+>>> r.family, len(r.triples) > 0, r.quarantine
+('openmetadata', True, None)
+>>> map_line(b'{"eventType": "nope", "entityType": "table", "entityId": "t1", "timestamp": 0}').quarantine.reason
+'UNKNOWN_EVENT_TYPE'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from pyoxigraph import Triple
+
+from changeprov.mapping.datahub import map_ece, map_mcl, map_platform
+from changeprov.mapping.decode import Quarantine, Rejected, decode_line
+from changeprov.mapping.emit import Graph
+from changeprov.mapping.openmetadata import map_openmetadata
+from changeprov.mapping.vocab import rules
+
+MAPPERS: dict[str, Callable[[dict], Graph]] = {
+    "openmetadata": map_openmetadata,
+    "openmetadata-legacy": lambda obj: map_openmetadata(obj, legacy=True),
+    "datahub-mcl": map_mcl,
+    "datahub-ece": map_ece,
+    "datahub-platform": map_platform,
+}
+FAMILIES = tuple(rules()["detectOrder"])
+
+
+@dataclass(frozen=True)
+class Result:
+    """What one input line became: triples of a family, a quarantine record, or nothing (blank)."""
+
+    family: str | None
+    triples: tuple[Triple, ...] = ()
+    quarantine: Quarantine | None = None
+
+    @property
+    def blank(self) -> bool:
+        return self.family is None and self.quarantine is None
+
+
+def detect_family(obj: dict) -> str | None:
+    """The first family (in rules.json `detectOrder`) whose detection keys are all present."""
+    table = rules()["families"]
+    for family in FAMILIES:
+        if all(key in obj for key in table[family]["detect"]):
+            return family
+    return None
+
+
+def map_event(obj: dict, *, family: str = "auto") -> tuple[str, list[Triple]]:
+    """Map one decoded event; raises Rejected for events that must be quarantined."""
+    detected = detect_family(obj)
+    if family != "auto":
+        if family not in MAPPERS:
+            raise ValueError(f"unknown family {family!r}; choose from auto, {', '.join(MAPPERS)}")
+        if detected != family:
+            raise Rejected("UNKNOWN_FAMILY", f"not a {family} event (looks like {detected or 'nothing known'})")
+    if detected is None:
+        raise Rejected("UNKNOWN_FAMILY", "no event family matches the keys "
+                       + ", ".join(sorted(map(str, obj))[:12]))
+    return detected, MAPPERS[detected](obj).triples
+
+
+def map_line(raw: bytes, *, source: str = "-", line: int = 0, family: str = "auto") -> Result:
+    """Decode and map one input line; never raises on bad input."""
+    if not raw.strip(b" \t\r\n"):
+        return Result(None)
+    try:
+        obj = decode_line(raw)
+        fam, triples = map_event(obj, family=family)
+    except Rejected as exc:
+        return Result(None, quarantine=Quarantine(exc.reason, exc.detail, source, line,
+                                                  raw.decode("utf-8", "backslashreplace")))
+    except RecursionError:
+        return Result(None, quarantine=Quarantine("TOO_LARGE", "nesting too deep", source, line,
+                                                  raw.decode("utf-8", "backslashreplace")))
+    return Result(fam, tuple(triples))

@@ -1,0 +1,269 @@
+"""OpenMetadata ChangeEvent 2.x and the older (dateTime) change event → triples."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from pyoxigraph import NamedNode
+
+from changeprov.mapping import terms
+from changeprov.mapping.decode import Rejected, loads_strict
+from changeprov.mapping.emit import Graph, datetime_literal, decimal_literal, minted, om_entity, om_named
+from changeprov.mapping.events import event_node, field_change, member_changes
+from changeprov.mapping.fields import checked, get, number
+from changeprov.mapping.vocab import event_rule, om, prov, rules
+
+FAMILY, LEGACY = "openmetadata", "openmetadata-legacy"
+
+
+def map_openmetadata(obj: dict, *, legacy: bool = False) -> Graph:
+    family = LEGACY if legacy else FAMILY
+    event_type = get(obj, "eventType", str, required=True)
+    rule = event_rule(family, event_type)
+    if rule is None:
+        raise Rejected("UNKNOWN_EVENT_TYPE", f"eventType: {event_type!r} is not a {family} event type")
+    entity_type = get(obj, "entityType", str, required=True)
+    entity_id = get(obj, "entityId", str, required=True)
+    if legacy:
+        ms = checked("dateTime", terms.rfc3339_to_ms, get(obj, "dateTime", str, required=True))
+    else:
+        ms = get(obj, "timestamp", int, required=True)
+    checked("dateTime" if legacy else "timestamp", terms.ms_to_xsd, ms)
+    user = get(obj, "userName", str)
+    event_id = get(obj, "id", str)
+    current = _version(obj, "currentVersion")
+    previous = _version(obj, "previousVersion")
+    if previous is None:  # the stored form keeps it only in the change description
+        previous = _version(obj, "changeDescription.previousVersion")
+    state = _entity_state(obj)
+
+    if event_id:
+        event = minted("event", FAMILY, event_id)
+    else:
+        event = minted("event", FAMILY, entity_id, event_type, str(ms), user or "", current or "")
+
+    g = Graph()
+    pattern = rule["pattern"]
+    if pattern in ("lineage-add", "lineage-remove"):
+        entity = _lineage(g, event, state, removed=pattern == "lineage-remove")
+    else:
+        entity = checked("entityId", om_entity, entity_type, entity_id)
+        g.entity(entity, asset_type=entity_type, fqn=get(obj, "entityFullyQualifiedName", str))
+    agent = g.agent(checked("userName", om_named, "user", user)) if user else None
+    event_node(g, event, event_type=rule["eventType"], ms=ms, entity=entity, agent=agent,
+               lifecycle=rule.get("lifecycle"))
+    g.lit(event, om("eventId"), event_id)
+    for key in ("entityId", "entityType", "entityFullyQualifiedName", "userName", "userId"):
+        g.lit(event, om(key), get(obj, key, str))
+    impersonator = get(obj, "impersonatedBy", str)
+    if impersonator:
+        g.add(event, om("impersonatedBy"), g.agent(checked("impersonatedBy", om_named, "user", impersonator)))
+    g.lit(event, om("recursive"), get(obj, "recursive", bool))
+    g.json(event, om("changeSummary"), get(obj, "changeDescription.changeSummary", dict))
+    g.json(event, om("entityState"), state)
+    if previous is not None:
+        g.add(event, om("previousVersion"), decimal_literal(Decimal(previous)))
+    if current is not None:
+        g.add(event, om("currentVersion"), decimal_literal(Decimal(current)))
+        _versions(g, event, entity, current, previous, created=rule.get("lifecycle") == "om-event:Created")
+    _field_changes(g, event, entity, obj, fqn=get(obj, "entityFullyQualifiedName", str))
+    return g
+
+
+# ---------------------------------------------------------------- pieces
+
+
+def _version(obj: dict, path: str) -> str | None:
+    value = number(obj, path)
+    if value is None:
+        return None
+    try:
+        return terms.decimal_lexical(value)
+    except ValueError as exc:
+        raise Rejected("BAD_TYPE", f"{path}: {exc}") from None
+
+
+def _entity_state(obj: dict) -> Any:
+    entity = obj.get("entity")
+    if isinstance(entity, str):  # the server stores JsonUtils.pojoToMaskedJson(entity)
+        return loads_strict(entity, what="entity")
+    if entity is None or isinstance(entity, (dict, list)):
+        return entity
+    raise Rejected("BAD_TYPE", f"entity: expected an object or a JSON string, got {type(entity).__name__}")
+
+
+def _versions(g: Graph, event: NamedNode, entity: NamedNode, current: str, previous: str | None,
+              *, created: bool) -> None:
+    now = minted("version", entity.value, current)
+    if created or (previous is not None and previous != current):
+        g.a(now, om("EntityVersion"))
+        g.add(now, prov("specializationOf"), entity)
+        g.add(now, om("versionNumber"), decimal_literal(Decimal(current)))
+        g.add(now, prov("wasGeneratedBy"), event)
+        if previous is not None and previous != current:
+            before = minted("version", entity.value, previous)
+            g.add(now, prov("wasRevisionOf"), before)
+            g.add(event, prov("used"), before)
+    else:  # followers, pipeline status, hard delete: the version stays
+        g.add(event, prov("used"), now)
+
+
+def _lineage(g: Graph, event: NamedNode, edge: Any, *, removed: bool) -> NamedNode:
+    """OpenMetadata lineage events: ``entity`` is the edge (fromEntity → toEntity)."""
+    if not isinstance(edge, dict):
+        raise Rejected("MISSING_FIELD" if edge is None else "BAD_TYPE", "entity: a lineage event needs the edge object")
+    ends = {}
+    for end in ("fromEntity", "toEntity"):
+        ref = get(edge, end, dict, required=True, at="entity.")
+        ref_type = get(ref, "type", str, required=True, at=f"entity.{end}.")
+        ref_id = get(ref, "id", str, required=True, at=f"entity.{end}.")
+        node = checked(f"entity.{end}.id", om_entity, ref_type, ref_id)
+        ends[end] = g.entity(node, asset_type=ref_type, fqn=get(ref, "fullyQualifiedName", str))
+    down, up = ends["toEntity"], ends["fromEntity"]
+    link = g.lineage(event, down, up, removed=removed)
+    details = get(edge, "lineageDetails", dict) or {}
+    g.lit(link, om("sqlQuery"), get(details, "sqlQuery", str))
+    g.lit(link, om("lineageSource"), get(details, "source", str))
+    pipeline = get(details, "pipeline", dict)
+    if pipeline:
+        via = checked("entity.lineageDetails.pipeline.id", om_entity, get(pipeline, "type", str, required=True),
+                      get(pipeline, "id", str, required=True))
+        g.add(link, om("viaPipeline"), g.entity(via, asset_type=pipeline["type"],
+                                                   fqn=get(pipeline, "fullyQualifiedName", str)))
+    for i, col in enumerate(get(details, "columnsLineage", list) or []):
+        path = f"entity.lineageDetails.columnsLineage[{i}]"
+        if not isinstance(col, dict):
+            raise Rejected("BAD_TYPE", f"{path}: expected an object")
+        to_fqn = get(col, "toColumn", str)
+        if not to_fqn:
+            continue
+        to_col = _column(g, f"{path}.toColumn", to_fqn)
+        for j, from_fqn in enumerate(get(col, "fromColumns", list) or []):
+            if not isinstance(from_fqn, str):
+                raise Rejected("BAD_TYPE", f"{path}.fromColumns[{j}]: expected a string")
+            col_link = g.lineage(event, to_col, _column(g, f"{path}.fromColumns[{j}]", from_fqn), removed=removed)
+            g.lit(col_link, om("transformOperation"), get(col, "function", str))
+    return down
+
+
+def _column(g: Graph, path: str, fqn: str) -> NamedNode:
+    node = checked(path, om_named, "column", fqn)
+    return g.entity(node, fqn=fqn, cls=om("Column"))
+
+
+def _field_changes(g: Graph, event: NamedNode, entity: NamedNode, obj: dict, *, fqn: str | None) -> None:
+    description = get(obj, "changeDescription", dict)
+    if not description:
+        return
+    for kind, key in (("added", "fieldsAdded"), ("updated", "fieldsUpdated"), ("deleted", "fieldsDeleted")):
+        for i, item in enumerate(get(description, key, list) or []):
+            path = f"changeDescription.{key}[{i}]"
+            if not isinstance(item, dict):
+                raise Rejected("BAD_TYPE", f"{path}: expected an object")
+            name = get(item, "name", str, required=True)
+            old, new = _field_value(name, item, "oldValue"), _field_value(name, item, "newValue")
+            change = field_change(g, event, kind, i, name, old=old, new=new)
+            _structured(g, event, entity, change, path, name, kind, old, new, fqn=fqn)
+
+
+def _field_value(name: str, item: dict, key: str) -> Any:
+    """FieldChange values are untyped; JSON-encoded lists of known fields are decoded."""
+    value = item.get(key)
+    last = name.rsplit(".", 1)[-1]
+    if isinstance(value, str) and value[:1] in "[{" and last in rules()["openmetadataJsonFields"]:
+        try:
+            return loads_strict(value, what=key)
+        except Rejected:
+            return value  # not JSON after all: keep the text as it is
+    return value
+
+
+def _structured(g: Graph, event: NamedNode, entity: NamedNode, change: NamedNode, path: str, name: str,
+                kind: str, old: Any, new: Any, *, fqn: str | None) -> None:
+    handler = rules()["openmetadataStructuredFields"].get(name.rsplit(".", 1)[-1])
+    if handler is None:
+        return
+    if handler == "pipeline-status":
+        if isinstance(new, dict):
+            _pipeline_run(g, entity, f"{path}.newValue", new)
+        return
+    before = _members(g, handler, f"{path}.oldValue", old, fqn) if kind != "added" else {}
+    after = _members(g, handler, f"{path}.newValue", new, fqn) if kind != "deleted" else {}
+    if handler == "tags":
+        for cls, added, removed in (("Tag", "om-event:addedTag", "om-event:removedTag"),
+                                    ("GlossaryTerm", "om-event:addedGlossaryTerm", "om-event:removedGlossaryTerm")):
+            member_changes(g, change, old={k: n for k, (c, n) in before.items() if c == cls},
+                           new={k: n for k, (c, n) in after.items() if c == cls}, added=added, removed=removed)
+    elif handler == "owners":
+        member_changes(g, change, old={k: n for k, (_, n) in before.items()},
+                       new={k: n for k, (_, n) in after.items()},
+                       added="om-event:addedOwner", removed="om-event:removedOwner")
+    elif handler == "columns":
+        old_nodes = {k: n for k, (_, n) in before.items()}
+        new_nodes = {k: n for k, (_, n) in after.items()}
+        member_changes(g, change, old=old_nodes, new=new_nodes,
+                       added="om-event:addedSchemaField", removed="om-event:removedSchemaField")
+        for k in sorted(old_nodes.keys() & new_nodes.keys()):
+            if before[k][0] != after[k][0]:
+                g.add(change, om("changedSchemaField"), new_nodes[k])
+
+
+def _members(g: Graph, handler: str, path: str, value: Any, fqn: str | None) -> dict[str, tuple[Any, NamedNode]]:
+    """Key → (class or column JSON, node) for the members of a tags / owners / columns value."""
+    if isinstance(value, dict):
+        value = [value]
+    if not isinstance(value, list):
+        return {}
+    out: dict[str, tuple[Any, NamedNode]] = {}
+    for i, item in enumerate(value):
+        if not isinstance(item, dict):
+            continue
+        where = f"{path}[{i}]"
+        if handler == "tags":
+            tag_fqn = get(item, "tagFQN", str)
+            if tag_fqn:
+                glossary = get(item, "source", str) == "Glossary"
+                cls = "GlossaryTerm" if glossary else "Tag"
+                node = checked(f"{where}.tagFQN", om_named, "glossaryTerm" if glossary else "tag", tag_fqn)
+                out[tag_fqn] = (cls, g.entity(node, fqn=tag_fqn, cls=om(cls)))
+        elif handler == "owners":
+            name = get(item, "name", str)
+            if name:
+                team = get(item, "type", str) == "team"
+                node = checked(f"{where}.name", om_named, "team" if team else "user", name)
+                out[("team:" if team else "user:") + name] = (None, g.agent(node, organization=team))
+        elif handler == "columns":
+            col_fqn = get(item, "fullyQualifiedName", str)
+            col_name = get(item, "name", str)
+            if not col_fqn and col_name and fqn:
+                col_fqn = f"{fqn}.{col_name}"
+            if col_fqn:
+                out[col_fqn] = (terms.canonical_json(item), _column(g, f"{where}.fullyQualifiedName", col_fqn))
+    return out
+
+
+def _pipeline_run(g: Graph, pipeline: NamedNode, path: str, status: dict) -> None:
+    """A pipelineStatus value is a run: an activity that used and produced datasets (named by FQN)."""
+    started = get(status, "timestamp", int)
+    execution = get(status, "executionId", str) or (str(started) if started is not None else None)
+    if execution is None:
+        return
+    run = minted("run", pipeline.value, execution)
+    g.a(run, om("Run"))
+    g.add(run, om("runOf"), pipeline)
+    g.lit(run, om("executionStatus"), get(status, "executionStatus", str))
+    if started is not None:
+        g.add(run, prov("startedAtTime"), checked(f"{path}.timestamp", datetime_literal, started))
+    ended = get(status, "endTime", int)
+    if ended is not None:
+        g.add(run, prov("endedAtTime"), checked(f"{path}.endTime", datetime_literal, ended))
+    executor = get(status, "executedBy", dict)
+    if executor and get(executor, "name", str):
+        team = get(executor, "type", str) == "team"
+        agent = checked(f"{path}.executedBy.name", om_named, "team" if team else "user", executor["name"])
+        g.add(run, prov("wasAssociatedWith"), g.agent(agent, organization=team))
+    for key, prop in (("inputs", "inputFQN"), ("outputs", "outputFQN")):
+        for item in get(status, key, list) or []:
+            if isinstance(item, dict):
+                g.lit(run, om(prop), get(item, "datasetFQN", str))

@@ -1,0 +1,94 @@
+"""Hostile input: for any line the mapper returns valid N-Triples or exactly one quarantine record."""
+
+from __future__ import annotations
+
+import pytest
+
+from changeprov.mapping.decode import REASONS
+from changeprov.mapping.mapper import map_line
+from changeprov.mapping.reference import ntriples
+from conftest import load_shared_module
+
+
+class Quarantined(Exception):
+    pass
+
+
+def mapper(raw: bytes) -> bytes:
+    result = map_line(raw, source="fuzz", line=1)  # must never raise
+    if result.quarantine is not None:
+        assert result.quarantine.reason in REASONS, result.quarantine
+        assert not result.triples
+        raise Quarantined(result.quarantine.reason)
+    return ntriples(result.triples)
+
+
+def test_hostile_events_never_crash_and_never_emit_bad_ntriples():
+    hostile = load_shared_module("conformance/fuzz/hostile_events.py", "hostile_events")
+    hostile.mapper_property(mapper, quarantine=(Quarantined,), max_examples=250)()
+
+
+@pytest.mark.parametrize("case", sorted(
+    ["lone_high_surrogate_escape", "lone_low_surrogate_escape", "reversed_surrogate_pair", "duplicate_keys",
+     "timestamp_1e309", "timestamp_nan_literal", "timestamp_5000_digits", "timestamp_float",
+     "timestamp_string", "deep_nesting_100k", "trailing_garbage", "two_objects_one_line", "json_null",
+     "top_level_array", "huge_string_20MB"]))
+def test_named_hostile_cases_are_quarantined(case):
+    hostile = load_shared_module("conformance/fuzz/hostile_events.py", "hostile_events")
+    raw = hostile.RAW_CASES[case].encode("utf-8", "surrogatepass")
+    result = map_line(raw, source="hostile", line=7)
+    assert result.quarantine is not None, case
+    assert result.quarantine.line == 7 and result.quarantine.source == "hostile"
+
+
+@pytest.mark.parametrize("case", ["utf8_bom", "invalid_utf8", "utf16_le", "cesu8_surrogate_bytes"])
+def test_bad_bytes_are_quarantined_as_encoding_errors(case):
+    hostile = load_shared_module("conformance/fuzz/hostile_events.py", "hostile_events")
+    result = map_line(hostile.RAW_BYTES_CASES[case])
+    assert result.quarantine is not None and result.quarantine.reason in ("BAD_ENCODING", "MALFORMED_JSON")
+
+
+@pytest.mark.parametrize("case", ["valid_surrogate_pair", "nul_escape", "u2028_raw_in_string"])
+def test_odd_but_valid_strings_map(case, check_ntriples):
+    hostile = load_shared_module("conformance/fuzz/hostile_events.py", "hostile_events")
+    result = map_line(hostile.RAW_CASES[case].encode("utf-8", "surrogatepass"))
+    assert result.quarantine is None, result.quarantine
+    assert check_ntriples.accept(ntriples(result.triples), "nt")["ok"]
+
+
+@pytest.mark.parametrize("line, reason, field", [
+    (b'{"eventType":"entityCreated","entityType":"table","timestamp":1}', "MISSING_FIELD", "entityId"),
+    (b'{"eventType":"entityCreated","entityType":"table","entityId":"a","timestamp":"x"}', "BAD_TYPE", "timestamp"),
+    (b'{"eventType":"entityCreated","entityType":"table","entityId":"a","timestamp":-5}', "BAD_TIMESTAMP", "timestamp"),
+    (b'{"eventType":"entityExploded","entityType":"table","entityId":"a","timestamp":1}', "UNKNOWN_EVENT_TYPE", "eventType"),
+    (b'{"eventType":"entityCreated","entityType":"table","entityId":"a\\u0001b","timestamp":1}', "BAD_IDENTIFIER", "entityId"),
+    (b'{"eventType":"entityCreated","entityType":"table","entityId":"a","timestamp":1,"entity":"{oops"}', "BAD_ASPECT_JSON", "entity"),
+    (b'{"eventType":"entityCreated","entityType":"table","entityId":"a","timestamp":1,"currentVersion":"0.1"}', "BAD_TYPE", "currentVersion"),
+    (b'{"entityUrn":"urn:li:dataset:x","entityType":"dataset","aspectName":"status","changeType":"UPSERT",'
+     b'"created":{"time":1,"actor":"urn:li:corpuser:a"},"aspect":{"value":"{bad","contentType":"application/json"}}',
+     "BAD_ASPECT_JSON", "aspect.value"),
+    (b'{"entityUrn":"not a urn","entityType":"dataset","aspectName":"status","changeType":"UPSERT",'
+     b'"created":{"time":1},"aspect":{"value":"{}"}}', "BAD_IDENTIFIER", "entityUrn"),
+    (b'{"entityUrn":"urn:li:dataset:x","entityType":"dataset","aspectName":"status","changeType":"MERGE",'
+     b'"created":{"time":1},"aspect":{"value":"{}"}}', "UNKNOWN_EVENT_TYPE", "changeType"),
+    (b'{"entityUrn":"urn:li:dataset:x","entityType":"dataset","category":"TAG","operation":"EXPLODE",'
+     b'"auditStamp":{"time":1,"actor":"urn:li:corpuser:a"}}', "UNKNOWN_EVENT_TYPE", "operation"),
+    (b'{"entityUrn":"urn:li:dataset:x","entityType":"dataset","category":"TAG","operation":"ADD"}',
+     "MISSING_FIELD", "auditStamp.time"),
+    (b'{"header":{"timestampMillis":1},"name":"entityChangeEvent","payload":{"value":"[1]"}}',
+     "BAD_ASPECT_JSON", "payload.value"),
+    (b'{"header":{"timestampMillis":1},"name":"somethingElse","payload":{"value":"{}"}}',
+     "UNKNOWN_EVENT_TYPE", "name"),
+    (b'{"hello":"world"}', "UNKNOWN_FAMILY", "hello"),
+    (b'[1,2]', "NOT_AN_OBJECT", ""),
+    (b'{"a":', "MALFORMED_JSON", ""),
+])
+def test_quarantine_reason_names_the_field(line, reason, field):
+    result = map_line(line, source="in.jsonl", line=3)
+    assert result.quarantine is not None, f"expected {reason}, got triples"
+    assert (result.quarantine.reason, result.quarantine.line) == (reason, 3), result.quarantine
+    assert field in result.quarantine.detail
+
+
+def test_blank_lines_are_blank_not_quarantined():
+    assert map_line(b"   \t").blank and map_line(b"").blank
