@@ -53,7 +53,8 @@ TURTLE_PREFIXES = {
     "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
     "skos": "http://www.w3.org/2004/02/skos/core#",
     "xsd": "http://www.w3.org/2001/XMLSchema#",
-    "id": "https://w3id.org/changeprov/id/",
+    # no prefix for https://w3id.org/changeprov/id/: its local parts hold "/", which Turtle would
+    # have to escape as "\/" — full IRIs read better
 }
 
 

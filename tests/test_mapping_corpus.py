@@ -87,3 +87,30 @@ def test_platform_event_payloads_map_like_the_bare_entity_change_events(shared_d
     assert len(wrapped_ece) == 8
     for raw in wrapped_ece:
         assert set(map_line(raw).triples) <= bare
+
+
+def test_corpus_output_conforms_to_the_shapes(corpus_triples):
+    from changeprov.ontology.shacl import validate
+
+    report = validate(corpus_triples)
+    assert report.conforms, report.text[:4000]
+
+
+def test_shapes_catch_a_broken_corpus_graph(corpus_triples):
+    """Negative control: drop every event's timestamp and the same check must fail."""
+    from changeprov.mapping.vocab import om
+    from changeprov.ontology.shacl import validate
+
+    broken = [t for t in corpus_triples if t.predicate != om("timestamp")]
+    report = validate(broken)
+    assert not report.conforms and any("timestamp" in r["path"] for r in report.results)
+
+
+def test_jsonld_round_trip_of_every_corpus_event(shared_dir):
+    from changeprov.mapping.export import from_jsonld, to_jsonld
+
+    for name in CORPUS_FILES:
+        for i, raw in enumerate(corpus_lines(shared_dir, name), start=1):
+            triples = set(map_line(raw).triples)
+            back = set(from_jsonld(to_jsonld(triples)))
+            assert back == triples, f"{name}:{i}: {len(triples ^ back)} triples differ after the JSON-LD round trip"
