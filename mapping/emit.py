@@ -55,10 +55,12 @@ def value_literal(value: Any) -> Literal:
     if isinstance(value, int):
         return Literal(str(value), datatype=XSD_INTEGER)
     if isinstance(value, Decimal):
+        # Exactly Spark's variant typing: an exponent makes a double; a decimal whose canonical
+        # form is integral (1.0 → 1) is an integer; otherwise a decimal.
         text = terms.canonical_json(value)
-        if "E" in text:
+        if "E" in text or "e" in getattr(value, "lexical", ""):
             return Literal(text, datatype=XSD_DOUBLE)
-        return Literal(text if "." in text else text + ".0", datatype=XSD_DECIMAL)
+        return Literal(text, datatype=XSD_DECIMAL if "." in text else XSD_INTEGER)
     return json_literal(value)
 
 

@@ -1,0 +1,115 @@
+"""Read JSONL lines and decode them in Spark SQL with the reference decoder's rules and reasons.
+
+Mirrors changeprov.mapping.decode.decode_line / map_line: blank lines, TOO_LARGE (bytes, depth),
+BAD_ENCODING (invalid UTF-8, BOM, NUL, lone surrogate escapes), MALFORMED_JSON (syntax, trailing
+data, duplicate keys, NaN, numbers beyond a double), NOT_AN_OBJECT, and family detection.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from changeprov.mapping.decode import MAX_BYTES, MAX_DEPTH
+from changeprov.mapping.vocab import rules
+
+WS = " \t\r\n"
+
+
+def _count(text: Column, char_class: str) -> Column:
+    return F.length(text) - F.length(F.regexp_replace(text, char_class, ""))
+
+
+def max_depth(text: Column) -> Column:
+    """decode.nesting_depth's exact answer (needed only past the limit): brackets outside strings."""
+    no_escapes = F.regexp_replace(text, r"\\.", "")  # escapes first: no recursion-heavy string regex
+    bare = F.regexp_replace(no_escapes, r'"[^"]*"', "")
+    bare = F.substring_index(bare, '"', 1)  # an unterminated string: the rest is not JSON anyway
+    skeleton = F.regexp_replace(bare, r"[^\[\]{}]", "")
+    state = F.aggregate(
+        F.split(skeleton, ""),
+        F.struct(F.lit(0).alias("d"), F.lit(0).alias("m")),
+        lambda acc, c: F.struct(
+            (acc["d"] + F.when(c.isin("[", "{"), 1).otherwise(-1)).alias("d"),
+            F.greatest(acc["m"], acc["d"] + F.when(c.isin("[", "{"), 1).otherwise(-1)).alias("m")),
+    )
+    return state["m"]
+
+
+def _trailing_data(text: Column) -> Column:
+    """try_parse_json accepts `{..}garbage` and `{..}{..}`; json.loads does not."""
+    trimmed = F.btrim(text, F.lit(WS))
+    no_escapes = F.regexp_replace(trimmed, r"\\.", "")
+    bare = F.regexp_replace(no_escapes, r'"[^"]*"', '""')
+    skeleton = F.regexp_replace(bare, r"[^\[\]{}]", "")
+    closes_early = F.exists(
+        F.sequence(F.lit(1), F.greatest(F.length(skeleton) - 1, F.lit(1))),
+        lambda i: (F.length(skeleton) > 1)
+        & (_count(F.substring(skeleton, 1, i), r"[\[{]") == _count(F.substring(skeleton, 1, i), r"[\]}]")))
+    starts_structured = trimmed.startswith("{") | trimmed.startswith("[")
+    scalar = r'^(-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?|true|false|null|"([^"\\]|\\.)*")$'
+    return F.when(starts_structured, ~(bare.endswith("}") | bare.endswith("]")) | closes_early) \
+        .otherwise(~trimmed.rlike(scalar))
+
+
+def _overflowing_number(text: Column) -> Column:
+    """A number Spark would turn into a string "Infinity" (json.loads gives inf or a huge int)."""
+    bare = F.regexp_replace(F.regexp_replace(text, r"\\.", ""), r'"[^"]*"', '""')
+    tokens = F.regexp_extract_all(bare, F.lit(r"-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?"), 0)
+    return F.when(bare.rlike(r"[0-9]{300}|[eE][+]?0*[0-9]{3}"),
+                  F.exists(tokens, lambda t: F.abs(t.cast("double")) == F.lit(float("inf")))) \
+        .otherwise(F.lit(False))
+
+
+def _lone_surrogate_only(text: Column) -> Column:
+    """The line parses once its \\uD800-\\uDFFF escapes are neutralised: json.loads would accept it
+    and the reference decoder then rejects the lone surrogate as BAD_ENCODING."""
+    fixed = F.regexp_replace(text, r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}", "x")
+    return text.rlike(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}") & F.try_parse_json(fixed).isNotNull()
+
+
+def reject(reason: str, detail) -> Column:
+    detail = detail if isinstance(detail, Column) else F.lit(detail)
+    return F.struct(F.lit(reason).alias("reason"), detail.alias("detail"))
+
+
+def decode(lines: DataFrame) -> DataFrame:
+    """`value` (the raw line) → adds `blank`, `v` (variant), `family`, `rejected` (struct reason, detail)."""
+    value = F.col("value")
+    bytes_ = F.octet_length(value)
+    brackets = _count(value, r"[\[{]")
+    parsed = F.try_parse_json(value)
+    check = (
+        F.when(bytes_ > MAX_BYTES, reject("TOO_LARGE", F.format_string(
+            f"line of %d bytes exceeds the limit of {MAX_BYTES} bytes", bytes_)))
+        .when(value.startswith("\ufeff"), reject("BAD_ENCODING", "UTF-8 byte order mark at the start of the line"))
+        .when(value.contains("\u0000"), reject("BAD_ENCODING", "NUL byte (UTF-16/32 text?)"))
+        .when(~F.is_valid_utf8(value), reject("BAD_ENCODING", "invalid UTF-8"))
+        .when((brackets > MAX_DEPTH) & (max_depth(value) > MAX_DEPTH),
+              reject("TOO_LARGE", f"nested deeper than {MAX_DEPTH} levels"))
+        .when(parsed.isNull() & _lone_surrogate_only(value),
+              reject("BAD_ENCODING", "lone UTF-16 surrogate escape (\\uD800-\\uDFFF not in a valid pair)"))
+        .when(parsed.isNull() | _trailing_data(value) | _overflowing_number(value),
+              reject("MALFORMED_JSON", "not one valid JSON value (syntax, trailing data, duplicate key, NaN or "
+                                       "a number out of range)"))
+        .when(~F.substring(F.to_json(parsed), 1, 1).eqNullSafe("{"),
+              reject("NOT_AN_OBJECT", "the line holds a JSON value that is not an object"))
+    )
+    return (lines
+            .withColumn("blank", F.btrim(value, F.lit(WS)) == "")
+            .withColumn("v", F.when(~F.col("blank"), parsed))
+            .withColumn("rejected", F.when(~F.col("blank"), check))
+            .withColumn("family", F.when(F.col("rejected").isNull() & ~F.col("blank"), detect_family(F.col("v")))))
+
+
+def detect_family(v: Column) -> Column:
+    """mapper.detect_family: the first family (rules.json detectOrder) whose keys are all present."""
+    table = rules()["families"]
+    out = F.lit(None).cast("string")
+    for family in reversed(rules()["detectOrder"]):
+        present = None
+        for key in table[family]["detect"]:
+            has = F.variant_get(v, f"$['{key}']", "variant").isNotNull()  # SQL NULL only when the key is absent
+            present = has if present is None else present & has
+        out = F.when(present, F.lit(family)).otherwise(out)
+    return out
