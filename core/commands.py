@@ -69,6 +69,26 @@ def _run_map(args: argparse.Namespace) -> int:
     return 0
 
 
+def _configure_generate(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--events", type=int, required=True, help="number of lines to write")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--hostile-share", type=float, default=0.01, help="share of hostile lines (0..1)")
+    p.add_argument("--out", required=True, help="JSONL file to write (.gz compresses)")
+
+
+def _run_generate(args: argparse.Namespace) -> int:
+    import json
+
+    from changeprov.errors import InputError
+    from changeprov.generate import generate
+
+    if args.events < 0 or not 0 <= args.hostile_share <= 1:
+        raise InputError("--events must be >= 0 and --hostile-share between 0 and 1")
+    summary = generate(args.out, events=args.events, seed=args.seed, hostile_share=args.hostile_share)
+    print(json.dumps(summary, indent=2, sort_keys=True))
+    return 0
+
+
 def _configure_demo(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workdir", default="build/demo", help="where the demo writes its files")
 
@@ -82,6 +102,8 @@ def _run_demo(args: argparse.Namespace) -> int:
 COMMANDS: tuple[Command, ...] = (
     Command("demo", "Run the main job end to end on sample events (the README's first command).",
             _configure_demo, _run_demo),
+    Command("generate", "Write a realistic synthetic OpenMetadata + DataHub event log (deterministic per seed).",
+            _configure_generate, _run_generate),
     Command("map", "Map events with the single-process reference mapper (N-Triples + quarantine).",
             _configure_map, _run_map),
     Command("vocab", "Validate the bundled ontology, JSON-LD context and SHACL shapes; print a summary.",

@@ -66,7 +66,7 @@ def map_openmetadata(obj: dict, *, legacy: bool = False) -> Graph:
         g.add(event, om("previousVersion"), decimal_literal(Decimal(previous)))
     if current is not None:
         g.add(event, om("currentVersion"), decimal_literal(Decimal(current)))
-        _versions(g, event, entity, current, previous, created=rule.get("lifecycle") == "om-event:Created")
+        _versions(g, event, entity, current, previous, lifecycle=rule.get("lifecycle"))
     _field_changes(g, event, entity, obj, fqn=get(obj, "entityFullyQualifiedName", str))
     return g
 
@@ -94,14 +94,17 @@ def _entity_state(obj: dict) -> Any:
 
 
 def _versions(g: Graph, event: NamedNode, entity: NamedNode, current: str, previous: str | None,
-              *, created: bool) -> None:
+              *, lifecycle: str | None) -> None:
     now = minted("version", entity.value, current)
-    if created or (previous is not None and previous != current):
+    # A hard delete never makes a version, even in the stored form, whose changeDescription
+    # repeats the last change (and so an older previousVersion).
+    versioned = lifecycle != "om-event:HardDeleted" and previous is not None and previous != current
+    if lifecycle == "om-event:Created" or versioned:
         g.a(now, om("EntityVersion"))
         g.add(now, prov("specializationOf"), entity)
         g.add(now, om("versionNumber"), decimal_literal(Decimal(current)))
         g.add(now, prov("wasGeneratedBy"), event)
-        if previous is not None and previous != current:
+        if versioned:
             before = minted("version", entity.value, previous)
             g.add(now, prov("wasRevisionOf"), before)
             g.add(event, prov("used"), before)
