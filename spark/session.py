@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Mapping
 
 from changeprov.javacheck import java_version
@@ -16,12 +17,21 @@ DEFAULTS = {
 }
 
 
-def get_session(*, master: str = "local[*]", app_name: str = "changeprov", conf: Mapping[str, str] | None = None):
-    """Create (or return the active) SparkSession with changeprov's settings."""
+def get_session(*, master: str | None = "local[*]", app_name: str = "changeprov",
+                conf: Mapping[str, str] | None = None):
+    """Create (or return the active) SparkSession with changeprov's settings.
+
+    ``master=None`` keeps the master spark-submit chose.
+    """
     java_version()
+    if master and master.startswith("local"):
+        # Keep a local run on the loopback interface (no hostname lookups, no warnings about them).
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark.sql import SparkSession
 
-    builder = SparkSession.builder.master(master).appName(app_name)
+    builder = SparkSession.builder.appName(app_name)
+    if master:
+        builder = builder.master(master)
     for key, value in {**DEFAULTS, **(conf or {})}.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()

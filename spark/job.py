@@ -1,0 +1,313 @@
+"""The export job: JSONL event logs in, committed N-Triples partitions, quarantine and manifest out.
+
+One pass over the input: every line becomes rows of one DataFrame — its triples, or its quarantine
+record, plus an accounting row and a split-statistics row — which one aggregation deduplicates and
+counts, and one write stages. The driver then only moves files and reads a few tiny statistics
+files to number the quarantined lines and fill the manifest; ``_SUCCESS`` is written last.
+
+Layout of DIR:
+    triples/source=<family>/date=<YYYY-MM-DD>/part-NNNNN.nt[.gz]   (+ triples/_SUCCESS)
+    quarantine/part-NNNNN.jsonl                                     (+ quarantine/_SUCCESS)
+    manifest.json
+    _SUCCESS
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from changeprov import __version__
+from changeprov.errors import InputError
+from changeprov.mapping.decode import REASONS
+from changeprov.mapping.vocab import rules
+from changeprov.ontology import VERSION_IRI
+from changeprov.spark.fs import FileSystem
+from changeprov.spark.transform import map_lines
+
+EVENT_TYPE_TRIPLE_END = (" <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> "
+                         "<https://open-metadata.org/schema/type/changeEvent/ChangeEvent> .")
+FAMILIES = tuple(rules()["families"])
+MODES = ("overwrite", "append")
+COMPRESSIONS = ("none", "gzip")
+
+
+@dataclass
+class ExportResult:
+    out: str
+    run_id: str
+    manifest: dict = field(default_factory=dict)
+
+    @property
+    def counts(self) -> dict:
+        return self.manifest["counts"]
+
+
+# ---------------------------------------------------------------- the data path (DataFrame → DataFrame)
+
+
+def read_lines(spark: SparkSession, inputs: Sequence[str]) -> DataFrame:
+    """Raw lines with their file, split start and a per-partition running id (for line numbers)."""
+    return (spark.read.option("lineSep", "\n").option("recursiveFileLookup", "true").text(list(inputs))
+            .select("value",
+                    F.col("_metadata.file_path").alias("file"),
+                    F.col("_metadata.file_block_start").alias("block"),
+                    F.monotonically_increasing_id().alias("mono")))
+
+
+def force_family(family: str) -> Callable[[DataFrame], DataFrame]:
+    """--family X: lines of another family are quarantined as UNKNOWN_FAMILY (as the reference does)."""
+    from changeprov.spark.decode import reject
+
+    def apply(df: DataFrame) -> DataFrame:
+        wrong = F.col("rejected").isNull() & ~F.col("blank") & (
+            F.col("family").isNull() | (F.col("family") != family))
+        return (df.withColumn("rejected", F.when(wrong, reject("UNKNOWN_FAMILY", f"not a {family} event"))
+                              .otherwise(F.col("rejected")))
+                .withColumn("family", F.when(~wrong, F.col("family"))))
+
+    return apply
+
+
+def output_rows(mapped: DataFrame) -> DataFrame:
+    """Every line → its output rows: kind t (triple), q (quarantine), a (accounting), s (split stats)."""
+    status = (F.when(F.col("blank"), F.lit("blank"))
+              .when(F.col("reason").isNotNull(), F.lit("quarantined")).otherwise(F.lit("mapped")))
+    date = F.date_format(F.timestamp_millis(F.col("ms")), "yyyy-MM-dd")
+    row = "struct<kind:string,key:string,source:string,date:string>"
+
+    def r(kind, key, source=None, d=None):
+        return F.struct(F.lit(kind).alias("kind"), key.alias("key"),
+                        (source if source is not None else F.lit(None).cast("string")).alias("source"),
+                        (d if d is not None else F.lit(None).cast("string")).alias("date"))
+
+    triples = F.transform(F.coalesce(F.col("triples"), F.array().cast("array<string>")),
+                          lambda t: r("t", t, F.col("family"), date))
+    quarantine = F.when(F.col("reason").isNotNull(), F.array(r("q", F.to_json(F.struct(
+        F.col("reason"), F.col("detail"), F.col("file").alias("source"), F.col("block"), F.col("mono"),
+        F.col("value").alias("raw")))))).otherwise(F.array().cast(f"array<{row}>"))
+    account = F.array(r("a", F.concat_ws("|", status, F.coalesce(F.col("reason"), F.lit("")),
+                                         F.coalesce(F.col("family"), F.lit("")))))
+    split = F.array(r("s", F.concat_ws("|", F.col("block").cast("string"), F.col("file"))))
+    return (mapped
+            .select(F.col("mono"), F.explode(F.concat(triples, quarantine, account, split)).alias("o"))
+            .select("o.*", "mono"))
+
+
+def aggregate(rows: DataFrame) -> DataFrame:
+    """Distinct triples (each in the earliest date/source it occurs in), counted statistics."""
+    agg = (rows.groupBy("kind", "key")
+           .agg(F.min(F.struct("date", "source")).alias("part"), F.count(F.lit(1)).alias("n"),
+                F.min("mono").alias("first")))
+    text = (F.when(F.col("kind").isin("t", "q"), F.col("key"))
+            .otherwise(F.concat_ws("|", F.col("n").cast("string"), F.col("first").cast("string"), F.col("key"))))
+    return agg.select("kind", F.col("part.source").alias("source"), F.col("part.date").alias("date"),
+                      text.alias("value"))
+
+
+# ---------------------------------------------------------------- the job
+
+
+def resolve_inputs(inputs: Sequence[str]) -> list[str]:
+    """Local files/folders/globs → the sorted list of JSONL files (what the reference mapper reads);
+    other Hadoop paths (scheme://…) are passed to Spark as they are."""
+    from changeprov.mapping.inputs import expand_inputs
+
+    local = [i for i in inputs if "://" not in i or i.startswith("file://")]
+    remote = [i for i in inputs if i not in local]
+    files = [p.as_uri() for p in expand_inputs([i.removeprefix("file://") for i in local])] if local else []
+    if local and not files:
+        raise InputError("no JSONL input files found in " + ", ".join(local))
+    return files + remote
+
+
+def export(spark: SparkSession, inputs: Sequence[str], out: str, *, family: str = "auto",
+           mode: str = "overwrite", compress: str = "none",
+           progress: Callable[[str], None] = lambda msg: None) -> ExportResult:
+    """Run the export of ``inputs`` (files, folders, globs, any Hadoop path) into ``out``."""
+    if mode not in MODES:
+        raise InputError(f"--mode must be one of {', '.join(MODES)}")
+    if compress not in COMPRESSIONS:
+        raise InputError(f"--compress must be one of {', '.join(COMPRESSIONS)}")
+    if family != "auto" and family not in FAMILIES:
+        raise InputError(f"--family must be auto or one of {', '.join(FAMILIES)}")
+    if not inputs:
+        raise InputError("no input given")
+    started = time.time()
+    run_id = uuid.uuid4().hex
+    fs = FileSystem(spark, out)
+    staging = f"_staging-{run_id}"
+    for leftover in fs.list():
+        if leftover.getPath().getName().startswith("_staging-"):
+            fs.delete(leftover.getPath().getName())  # a killed run's leftovers: never committed
+
+    progress(f"reading {len(inputs)} input(s)")
+    try:
+        lines = read_lines(spark, inputs)
+    except Exception as exc:  # AnalysisException: path does not exist, …
+        raise InputError(f"cannot read the input: {str(exc).splitlines()[0]}") from None
+
+    observed = _observation(spark)
+    staged = (lines.transform(map_lines_for(family)).transform(output_rows).transform(aggregate)
+              .observe(observed[0], *observed[1]))
+    progress("mapping, deduplicating and writing (one Spark job)")
+    writer = (staged.repartition(F.col("kind"), F.col("source"), F.col("date"))
+              .sortWithinPartitions("kind", "source", "date", "value")
+              .write.mode("overwrite").partitionBy("kind", "source", "date"))
+    if compress == "gzip":
+        writer = writer.option("compression", "gzip")
+    writer.text(fs.path(staging).toString())
+    metrics = observed[0].get
+
+    progress("committing")
+    stats = _read_stats(spark, fs, staging)
+    counts = _counts(stats, metrics)
+    quarantine_rows = _number_quarantine(spark, fs, staging, stats["splits"])
+    manifest = {
+        "run_id": run_id, "tool": "changeprov", "tool_version": __version__, "ontology_version": VERSION_IRI,
+        "started": _iso(started), "finished": None, "inputs": list(inputs), "mode": mode, "family": family,
+        "compress": compress, "counts": counts,
+    }
+    _commit(spark, fs, staging, mode=mode, compress=compress, run_id=run_id, quarantine_rows=quarantine_rows,
+            manifest=manifest)
+    return ExportResult(out=out, run_id=run_id, manifest=manifest)
+
+
+def map_lines_for(family: str) -> Callable[[DataFrame], DataFrame]:
+    def apply(lines: DataFrame) -> DataFrame:
+        from changeprov.spark.decode import decode
+        from changeprov.spark.transform import map_events
+
+        return lines.transform(decode).transform(force_family(family)).transform(map_events)
+
+    return apply if family != "auto" else map_lines
+
+
+def _observation(spark: SparkSession):
+    from pyspark.sql import Observation
+
+    obs = Observation(f"changeprov-{uuid.uuid4().hex[:8]}")
+    is_t = F.col("kind") == "t"
+    exprs = [F.sum(F.when(is_t & (F.col("source") == fam), 1).otherwise(0)).alias(f"triples:{fam}")
+             for fam in FAMILIES]
+    exprs.append(F.sum(F.when(is_t & F.col("value").endswith(EVENT_TYPE_TRIPLE_END), 1).otherwise(0))
+                 .alias("events"))
+    return obs, exprs
+
+
+def _read_stats(spark: SparkSession, fs: FileSystem, staging: str) -> dict:
+    """The tiny accounting and split-statistics rows (a few per reason/family and per input split)."""
+    def read(kind: str) -> list[str]:
+        if not fs.exists(staging, f"kind={kind}"):
+            return []
+        return [r.value for r in spark.read.text(fs.path(staging, f"kind={kind}").toString()).collect()]
+
+    accounting = []
+    for line in read("a"):
+        n, _first, status, reason, fam = line.split("|", 4)
+        accounting.append((status, reason, fam, int(n)))
+    splits: dict[str, list[tuple[int, int, int]]] = {}
+    for line in read("s"):
+        n, first, block, path = line.split("|", 3)
+        splits.setdefault(path, []).append((int(block), int(n), int(first)))
+    return {"accounting": accounting, "splits": splits}
+
+
+def _counts(stats: dict, metrics: dict) -> dict:
+    acc = stats["accounting"]
+    by_reason: dict[str, int] = {}
+    for status, reason, _fam, n in acc:
+        if status == "quarantined":
+            by_reason[reason] = by_reason.get(reason, 0) + n
+    unknown = sorted(set(by_reason) - set(REASONS))
+    if unknown:  # a bug, not bad input: every reason must be documented
+        raise AssertionError(f"undocumented quarantine reasons {unknown}")
+    triples = {fam: int(metrics.get(f"triples:{fam}") or 0) for fam in FAMILIES}
+    counts = {
+        "lines_read": sum(n for *_, n in acc),
+        "blank": sum(n for s, _r, _f, n in acc if s == "blank"),
+        "mapped": sum(n for s, _r, _f, n in acc if s == "mapped"),
+        "quarantined": sum(by_reason.values()),
+        "quarantined_by_reason": dict(sorted(by_reason.items())),
+        "mapped_by_source": dict(sorted(
+            (f, sum(n for s, _r, ff, n in acc if s == "mapped" and ff == f)) for f in FAMILIES)),
+        "triples_by_source": {f: n for f, n in triples.items() if n},
+        "triples": sum(triples.values()),
+        "distinct_events": int(metrics.get("events") or 0),
+    }
+    counts["balanced"] = counts["lines_read"] == counts["blank"] + counts["mapped"] + counts["quarantined"]
+    return counts
+
+
+def _number_quarantine(spark: SparkSession, fs: FileSystem, staging: str, splits: dict) -> DataFrame | None:
+    """Quarantine records with real line numbers: lines before the split + row index in it + 1."""
+    if not fs.exists(staging, "kind=q"):
+        return None
+    offsets = []
+    for path, blocks in splits.items():
+        before = 0
+        for block, n, first in sorted(blocks):
+            offsets.append((path, block, before, first))
+            before += n
+    table = spark.createDataFrame(offsets, "path string, block long, before long, first long")
+    recs = spark.read.text(fs.path(staging, "kind=q").toString()).select(
+        F.from_json("value", "reason string, detail string, source string, block long, mono long, raw string")
+        .alias("r")).select("r.*")
+    readable = F.regexp_replace(F.col("source"), r"^file:(//)?", "")  # local paths as users wrote them
+    return (recs.join(F.broadcast(table), (recs.source == table.path) & (recs.block == table.block))
+            .select(F.to_json(F.struct("reason", "detail", readable.alias("source"),
+                                       (F.col("before") + F.col("mono") - F.col("first") + 1).alias("line"),
+                                       "raw")).alias("value"),
+                    F.col("source").alias("_s"), (F.col("before") + F.col("mono") - F.col("first") + 1).alias("_l")))
+
+
+def _commit(spark, fs: FileSystem, staging: str, *, mode: str, compress: str, run_id: str,
+            quarantine_rows: DataFrame | None, manifest: dict) -> None:
+    """Move staged files into the final layout; _SUCCESS is written last and removed first."""
+    for marker in ("_SUCCESS", "triples/_SUCCESS", "quarantine/_SUCCESS"):
+        fs.delete(marker)
+    if mode == "overwrite":
+        for name in ("triples", "quarantine", "manifest.json"):
+            fs.delete(name)
+    prefix = "part" if mode == "overwrite" else f"part-{run_id[:12]}"
+    suffix = ".nt.gz" if compress == "gzip" else ".nt"
+    for source_dir in fs.list(staging, "kind=t"):
+        source = source_dir.getPath().getName()  # source=<family>
+        for date_dir in fs.list(staging, "kind=t", source):
+            date = date_dir.getPath().getName()  # date=YYYY-MM-DD
+            fs.mkdirs("triples", source, date)
+            parts = [s for s in fs.list(staging, "kind=t", source, date) if s.getPath().getName().startswith("part-")]
+            for i, status in enumerate(parts):
+                fs.rename(status.getPath(), fs.path("triples", source, date, f"{prefix}-{i:05d}{suffix}"))
+    fs.mkdirs("quarantine")
+    if quarantine_rows is not None:
+        q_staging = f"{staging}/quarantine"
+        (quarantine_rows.coalesce(1).sortWithinPartitions("_s", "_l").select("value")
+         .write.mode("overwrite").text(fs.path(q_staging).toString()))
+        parts = [s for s in fs.list(q_staging) if s.getPath().getName().startswith("part-")]
+        for i, status in enumerate(parts):
+            fs.rename(status.getPath(), fs.path("quarantine", f"{prefix}-{i:05d}.jsonl"))
+    if mode == "append" and fs.exists("manifest.json"):
+        previous = json.loads(fs.read_text("manifest.json"))
+        manifest["previous_runs"] = previous.get("previous_runs", []) + [
+            {k: previous.get(k) for k in ("run_id", "started", "finished", "inputs", "counts")}]
+    fs.delete(staging)
+    manifest["finished"] = _iso(time.time())
+    fs.write_text("manifest.json", json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    # Each output folder is committed like a Spark job directory (readers of DIR/triples alone check
+    # DIR/triples/_SUCCESS); DIR/_SUCCESS, last, commits the whole export.
+    fs.mkdirs("triples")
+    fs.write_text("triples/_SUCCESS", "")
+    fs.write_text("quarantine/_SUCCESS", "")
+    fs.write_text("_SUCCESS", "")
+
+
+def _iso(t: float) -> str:
+    return _dt.datetime.fromtimestamp(t, _dt.timezone.utc).isoformat(timespec="seconds")

@@ -1,0 +1,138 @@
+"""The Spark export job end to end: same triples as the reference mapper, strict output, accounting
+that adds up, quarantine with line numbers, idempotent overwrite, append, commit marker."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from changeprov.generate import generate
+from changeprov.mapping.reference import map_to_files
+from changeprov.spark import job as job_module
+from changeprov.spark.job import export, resolve_inputs
+from spark_support import parse_nt
+
+pytestmark = pytest.mark.spark
+
+
+def read_triples(out: Path) -> set:
+    lines = []
+    for part in sorted((out / "triples").rglob("part-*.nt")):
+        lines += part.read_text(encoding="utf-8").splitlines()
+    return parse_nt(lines)
+
+
+def reference_triples(inputs, tmp_path: Path) -> tuple[set, object]:
+    counts = map_to_files(inputs, tmp_path / "ref.nt", tmp_path / "ref-q.jsonl")
+    return parse_nt((tmp_path / "ref.nt").read_text(encoding="utf-8").splitlines()), counts
+
+
+@pytest.fixture(scope="module")
+def mixed_log(tmp_path_factory) -> tuple[Path, dict]:
+    path = tmp_path_factory.mktemp("mixed") / "events.jsonl"
+    summary = generate(path, events=2500, seed=11, hostile_share=0.03)
+    return path, summary
+
+
+def test_corpus_export_equals_the_reference_mapper(spark, shared_dir, tmp_path, check_ntriples):
+    inputs = resolve_inputs([str(shared_dir / "corpus")])
+    result = export(spark, inputs, str(tmp_path / "out"))
+    want, counts = reference_triples([str(shared_dir / "corpus")], tmp_path)
+    got = read_triples(tmp_path / "out")
+    assert got == want, f"missing {len(want - got)}, unexpected {len(got - want)}"
+    assert result.counts["triples"] == len(want)
+    assert result.counts["distinct_events"] == counts.events
+    _results, _jobs, failed = check_ntriples.run_check([str(tmp_path / "out" / "triples")], require_success=True,
+                                                       quiet=True)
+    assert not failed, failed
+
+
+def test_mixed_hostile_log_counts_add_up_and_bad_lines_are_quarantined_with_line_numbers(spark, mixed_log, tmp_path):
+    path, summary = mixed_log
+    # small splits, so line numbers must be carried across split boundaries
+    spark.conf.set("spark.sql.files.maxPartitionBytes", "262144")
+    try:
+        result = export(spark, resolve_inputs([str(path)]), str(tmp_path / "out"))
+    finally:
+        spark.conf.unset("spark.sql.files.maxPartitionBytes")
+    c = result.counts
+    assert c["balanced"] and c["lines_read"] == summary["lines"] == c["blank"] + c["mapped"] + c["quarantined"]
+    assert c["blank"] == summary["blank"]
+    assert c["quarantined"] == sum(n for kind, n in summary["hostile"].items() if kind != "blank")
+    assert c["distinct_events"] == summary["unique_events"]
+    lines = path.read_bytes().split(b"\n")
+    records = [json.loads(x) for q in sorted((tmp_path / "out" / "quarantine").glob("part-*.jsonl"))
+               for x in q.read_text(encoding="utf-8").splitlines()]
+    assert len(records) == c["quarantined"]
+    for rec in records:
+        assert rec["source"] == str(path)
+        assert lines[rec["line"] - 1].decode("utf-8", "backslashreplace") == rec["raw"]
+    ref_dir = tmp_path / "ref"
+    ref_dir.mkdir()
+    want, counts = reference_triples([str(path)], ref_dir)
+    assert read_triples(tmp_path / "out") == want
+    assert dict(counts.quarantined) == c["quarantined_by_reason"]
+
+
+def test_overwrite_is_idempotent_and_append_adds_only_new_partitions(spark, mixed_log, tmp_path):
+    path, _ = mixed_log
+    out = tmp_path / "out"
+    export(spark, resolve_inputs([str(path)]), str(out))
+    first = {p.relative_to(out): p.read_bytes() for p in (out / "triples").rglob("part-*")}
+    export(spark, resolve_inputs([str(path)]), str(out))
+    second = {p.relative_to(out): p.read_bytes() for p in (out / "triples").rglob("part-*")}
+    assert first == second  # byte-identical partitions, exactly one run's output
+    more = tmp_path / "more.jsonl"
+    generate(more, events=300, seed=99, hostile_share=0)
+    export(spark, resolve_inputs([str(more)]), str(out), mode="append")
+    after = {p.relative_to(out): p.read_bytes() for p in (out / "triples").rglob("part-*")}
+    assert all(after[k] == v for k, v in first.items())  # committed files untouched
+    assert len(after) > len(first)
+    assert read_triples(out) >= parse_nt(
+        [line for k, v in first.items() for line in v.decode("utf-8").splitlines()])
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["mode"] == "append" and len(manifest["previous_runs"]) == 1
+    assert (out / "_SUCCESS").exists()
+
+
+def test_a_run_that_dies_while_committing_leaves_no_success_marker(spark, mixed_log, tmp_path, monkeypatch):
+    path, _ = mixed_log
+    out = tmp_path / "out"
+    export(spark, resolve_inputs([str(path)]), str(out))
+    assert (out / "_SUCCESS").exists()
+
+    def dying_rename(self, src, dst):
+        raise OSError("simulated crash while moving files")
+
+    monkeypatch.setattr(job_module.FileSystem, "rename", dying_rename)
+    with pytest.raises(OSError):
+        export(spark, resolve_inputs([str(path)]), str(out))
+    assert not (out / "_SUCCESS").exists()
+
+
+def test_spark_submit_on_a_local_cluster_gives_the_same_triples(spark, mixed_log, tmp_path):
+    """Separate executor JVMs: the job must not need changeprov (or Python) on the executors."""
+    import pyspark
+
+    path, _ = mixed_log
+    env = dict(os.environ, SPARK_HOME=os.path.dirname(pyspark.__file__), PYSPARK_PYTHON=sys.executable,
+               SPARK_LOCAL_IP="127.0.0.1")
+    submit = Path(sys.executable).parent / "spark-submit"
+    script = Path(job_module.__file__).parent / "submit.py"
+    proc = subprocess.run([str(submit), "--master", "local-cluster[2,1,1024]", "--conf", "spark.ui.enabled=false",
+                           str(script), str(path), "--out", str(tmp_path / "cluster")],
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    export(spark, resolve_inputs([str(path)]), str(tmp_path / "local"))
+    assert read_triples(tmp_path / "cluster") == read_triples(tmp_path / "local")
+
+
+def test_missing_input_is_a_clear_error(tmp_path):
+    from changeprov.cli import main
+
+    assert main(["export", str(tmp_path / "nope.jsonl"), "--out", str(tmp_path / "o")]) == 2
