@@ -6,6 +6,8 @@ import argparse
 from dataclasses import dataclass
 from typing import Callable
 
+import changeprov.store_commands as _store_cmds
+
 
 @dataclass(frozen=True)
 class Command:
@@ -157,4 +159,10 @@ COMMANDS: tuple[Command, ...] = (
             _configure_map, _run_map),
     Command("vocab", "Validate the bundled ontology, JSON-LD context and SHACL shapes; print a summary.",
             _configure_vocab, _run_vocab),
+    Command("load", "Load a committed export (N-Triples partitions) into a store (--store PATH | --endpoint URL).",
+            _store_cmds.configure_load, _store_cmds.run_load),
+    Command("query", "Run a named SPARQL query (--list shows them) or an ad hoc one (--file) on a store.",
+            _store_cmds.configure_query, _store_cmds.run_query_cmd),
+    Command("describe", "Print an entity's provenance subgraph as Turtle, JSON-LD or N-Triples.",
+            _store_cmds.configure_describe, _store_cmds.run_describe),
 )

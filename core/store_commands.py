@@ -1,0 +1,109 @@
+"""CLI subcommands over changeprov.sparql: load, query, describe."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+XSD_BOOLEAN = "http://www.w3.org/2001/XMLSchema#boolean"
+
+
+def _store_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--store", metavar="PATH", help="embedded pyoxigraph store folder (the default kind)")
+    g.add_argument("--endpoint", metavar="URL",
+                   help="SPARQL 1.1 query endpoint (credentials only from CHANGEPROV_ENDPOINT_TOKEN or "
+                        "CHANGEPROV_ENDPOINT_USER / CHANGEPROV_ENDPOINT_PASSWORD)")
+    p.add_argument("--update-endpoint", metavar="URL", help="SPARQL 1.1 update endpoint (default: derived from --endpoint)")
+    p.add_argument("--graph-store", metavar="URL",
+                   help="Graph Store Protocol URL used for loading (default: derived from --endpoint)")
+    p.add_argument("--timeout", type=float, default=60.0, help="remote request timeout in seconds")
+
+
+def configure_load(p: argparse.ArgumentParser) -> None:
+    p.add_argument("export_dir", metavar="DIR", help="a committed `changeprov export` folder")
+    _store_args(p)
+
+
+def run_load(args: argparse.Namespace) -> int:
+    from changeprov.sparql.loader import committed_partitions, load_export
+    from changeprov.sparql.stores import store_from_args
+
+    committed_partitions(args.export_dir)  # refuse before creating or touching any store
+    with store_from_args(args, create=True) as store:
+        report = load_export(store, args.export_dir,
+                             progress=lambda m: print(f"[load] {m}", file=sys.stderr, flush=True))
+    print(f"loaded {report.files} file(s) into {store.description}: {report.triples_added:,} triples added, "
+          f"{report.triples_after:,} in the store, {report.seconds:.2f} s")
+    return 0
+
+
+def configure_query(p: argparse.ArgumentParser) -> None:
+    p.add_argument("name", nargs="?", metavar="NAME", help="a named query (see --list)")
+    p.add_argument("--list", action="store_true", help="list the named queries with their parameters")
+    p.add_argument("--file", metavar="QUERY.rq", help="run an ad hoc SPARQL query from a file")
+    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="a query parameter, repeatable")
+    p.add_argument("--format", choices=["table", "csv", "tsv", "json"], default="table")
+    p.add_argument("--allow-service", action="store_true",
+                   help="allow SERVICE clauses (federated queries make outbound HTTP requests)")
+    _store_args(p)
+
+
+def _print_list() -> None:
+    from changeprov.sparql.queries import list_queries
+
+    for q in list_queries():
+        print(f"{q.name}: {q.summary}")
+        for p in q.params:
+            flag = "required" if p.required else ("optional" + (f", default {p.default}" if p.default else ""))
+            print(f"    {p.name} ({p.type}, {flag}): {p.description}")
+        if q.returns:
+            print(f"    returns: {q.returns}")
+
+
+def run_query_cmd(args: argparse.Namespace) -> int:
+    import pyoxigraph as ox
+
+    from changeprov.errors import InputError
+    from changeprov.sparql.describe import render_graph
+    from changeprov.sparql.formats import render
+    from changeprov.sparql.queries import bind_params, get_query, load_query_file, parse_param_args, run_query
+    from changeprov.sparql.stores import Rows, query_form, refuse_service, store_from_args
+
+    if args.list:
+        _print_list()
+        return 0
+    if bool(args.name) == bool(args.file):
+        raise InputError("give a query NAME or --file QUERY.rq (see --list)")
+    q = load_query_file(args.file) if args.file else get_query(args.name)
+    refuse_service(q.text, allow_service=args.allow_service)
+    params = parse_param_args(args.param)
+    with store_from_args(args, read_only=True) as store:
+        form = query_form(q.text)
+        if form == "SELECT":
+            rows = run_query(store, q, params, allow_service=args.allow_service)
+        elif form == "ASK":
+            answer = store.ask(q.text, bind_params(store, q, params))
+            rows = Rows(["answer"], [(ox.Literal(str(answer).lower(), datatype=ox.NamedNode(XSD_BOOLEAN)),)])
+        else:  # CONSTRUCT / DESCRIBE: the graph as N-Triples
+            triples = store.construct(q.text, bind_params(store, q, params))
+            sys.stdout.write(render_graph(triples, "nt"))
+            return 0
+    sys.stdout.write(render(rows, args.format))
+    return 0
+
+
+def configure_describe(p: argparse.ArgumentParser) -> None:
+    p.add_argument("entity", metavar="ENTITY", help="OpenMetadata FQN, DataHub URN or entity IRI")
+    p.add_argument("--format", choices=["turtle", "jsonld", "nt"], default="turtle")
+    _store_args(p)
+
+
+def run_describe(args: argparse.Namespace) -> int:
+    from changeprov.sparql.describe import describe_triples, render_graph
+    from changeprov.sparql.stores import store_from_args
+
+    with store_from_args(args, read_only=True) as store:
+        triples = describe_triples(store, args.entity)
+    sys.stdout.write(render_graph(triples, args.format))
+    return 0

@@ -1,0 +1,69 @@
+"""Result output: aligned table, CSV and TSV (SPARQL 1.1 CSV/TSV), SPARQL 1.1 Query Results JSON."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pyoxigraph as ox
+
+from changeprov.sparql.stores import Rows
+
+FORMATS = ("table", "csv", "tsv", "json")
+XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
+
+
+def term_json(term) -> dict:
+    if isinstance(term, ox.NamedNode):
+        return {"type": "uri", "value": term.value}
+    if isinstance(term, ox.BlankNode):
+        return {"type": "bnode", "value": term.value}
+    out = {"type": "literal", "value": term.value}
+    if term.language:
+        out["xml:lang"] = term.language
+    elif term.datatype.value != XSD_STRING:
+        out["datatype"] = term.datatype.value
+    return out
+
+
+def to_json(rows: Rows) -> str:
+    bindings = [{v: term_json(t) for v, t in zip(rows.variables, r) if t is not None} for r in rows.rows]
+    return json.dumps({"head": {"vars": rows.variables}, "results": {"bindings": bindings}},
+                      indent=2, ensure_ascii=False)
+
+
+def to_csv(rows: Rows) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\r\n")
+    w.writerow(rows.variables)
+    for r in rows.rows:
+        w.writerow(["" if t is None else t.value for t in r])
+    return buf.getvalue()
+
+
+def to_tsv(rows: Rows) -> str:
+    lines = ["\t".join("?" + v for v in rows.variables)]
+    for r in rows.rows:
+        lines.append("\t".join("" if t is None else str(t) for t in r))
+    return "\n".join(lines) + "\n"
+
+
+def _cell(term, width: int = 80) -> str:
+    if term is None:
+        return ""
+    text = term.value.replace("\n", "\\n").replace("\t", " ").replace("\r", "\\r")
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def to_table(rows: Rows) -> str:
+    cells = [[_cell(t) for t in r] for r in rows.rows]
+    widths = [max([len(v)] + [len(c[i]) for c in cells]) for i, v in enumerate(rows.variables)]
+    line = lambda vals: "  ".join(v.ljust(w) for v, w in zip(vals, widths)).rstrip()
+    out = [line(rows.variables), line(["-" * w for w in widths])] + [line(c) for c in cells]
+    out.append(f"({len(rows.rows)} row{'s' if len(rows.rows) != 1 else ''})")
+    return "\n".join(out) + "\n"
+
+
+def render(rows: Rows, fmt: str) -> str:
+    return {"table": to_table, "csv": to_csv, "tsv": to_tsv, "json": to_json}[fmt](rows)

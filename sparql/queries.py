@@ -1,0 +1,361 @@
+"""Named queries (``sparql/queries/NAME.rq``): header parsing, typed parameters, engine binding, drivers.
+
+Each ``.rq`` file starts with a comment header that :func:`parse_header` reads::
+
+    # summary: one line saying what the query answers
+    # param: NAME TYPE required|optional[=DEFAULT]  description
+    # returns: the columns
+    # collect: COLUMN          (optional: rows differing only in COLUMN are merged, values joined)
+    # driver: lineage up|down  (optional: a Python step after the query, e.g. the hop-counting BFS)
+    # any other comment line is free documentation
+
+Parameter TYPEs: ``entity`` and ``tag`` (an OpenMetadata FQN or a DataHub URN, resolved to the node
+through ``om-event:fullyQualifiedName`` / ``om-event:urn``, or an IRI that is in the graph),
+``user`` (OpenMetadata userName or DataHub corpuser URN → the agent IRI of docs/model.md), ``time``
+and ``time-end`` (ISO-8601 or epoch ms → ``xsd:dateTime``; a bare date is its start resp. its end),
+``string``, ``decimal``, ``integer``, ``iri``.
+
+The SPARQL variable of a parameter has the parameter's name and is bound by the engine (pyoxigraph
+``substitutions``, rdflib ``initBindings``, or a ``VALUES`` block at the ``#@bindings`` marker for a
+remote endpoint) — values never become query text. pyoxigraph requires a substituted variable in the
+SELECT projection, so every named query projects its parameters; they are dropped from the output.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from importlib import resources
+from pathlib import Path
+from typing import Mapping
+
+import pyoxigraph as ox
+
+from changeprov.errors import InputError
+from changeprov.mapping import terms
+from changeprov.sparql.stores import Rows, TripleStore, refuse_service
+
+XSD = "http://www.w3.org/2001/XMLSchema#"
+XSD_INTEGER = ox.NamedNode(XSD + "integer")
+XSD_DECIMAL = ox.NamedNode(XSD + "decimal")
+OM_USER = "https://w3id.org/changeprov/id/om/user/"
+
+PARAM_TYPES = ("entity", "tag", "user", "time", "time-end", "string", "decimal", "integer", "iri")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    type: str
+    required: bool
+    default: str | None
+    description: str
+
+
+@dataclass
+class NamedQuery:
+    name: str
+    text: str
+    summary: str = ""
+    params: list[Param] = field(default_factory=list)
+    returns: str = ""
+    collect: list[str] = field(default_factory=list)
+    driver: str | None = None
+    notes: list[str] = field(default_factory=list)
+    path: Path | None = None
+
+    def param(self, name: str) -> Param | None:
+        return next((p for p in self.params if p.name == name), None)
+
+
+def parse_header(name: str, text: str, path: Path | None = None) -> NamedQuery:
+    """Read the comment header of a query (see the module docstring)."""
+    q = NamedQuery(name=name, text=text, path=path)
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        if not line.startswith("#") or line == "#@bindings":
+            break
+        body = line[1:].strip()
+        key, sep, value = body.partition(":")
+        key, value = key.strip().lower(), value.strip()
+        if not sep or " " in key:
+            q.notes.append(body)
+        elif key == "summary":
+            q.summary = value
+        elif key == "returns":
+            q.returns = value
+        elif key == "collect":
+            q.collect = value.replace(",", " ").split()
+        elif key == "driver":
+            q.driver = value
+        elif key == "param":
+            parts = value.split(None, 3)
+            if len(parts) < 3:
+                raise InputError(f"{name}: bad param line {line!r} (want: # param: NAME TYPE required|optional[=DEFAULT] text)")
+            pname, ptype, flag = parts[:3]
+            if not _NAME.match(pname):
+                raise InputError(f"{name}: bad parameter name {pname!r}")
+            if ptype not in PARAM_TYPES:
+                raise InputError(f"{name}: parameter {pname} has unknown type {ptype!r} (one of {', '.join(PARAM_TYPES)})")
+            flag, _, default = flag.partition("=")
+            if flag not in ("required", "optional"):
+                raise InputError(f"{name}: parameter {pname} must be 'required' or 'optional', got {flag!r}")
+            q.params.append(Param(pname, ptype, flag == "required", default or None,
+                                  parts[3] if len(parts) > 3 else ""))
+        else:
+            q.notes.append(body)
+    if q.driver and q.driver.split()[0] not in DRIVERS:
+        raise InputError(f"{name}: unknown driver {q.driver!r}")
+    return q
+
+
+def _queries_dir():
+    return resources.files("changeprov.sparql").joinpath("queries")
+
+
+def list_queries() -> list[NamedQuery]:
+    """Every bundled named query, sorted by name."""
+    out = []
+    for entry in sorted(_queries_dir().iterdir(), key=lambda p: p.name):
+        if entry.name.endswith(".rq"):
+            out.append(parse_header(entry.name[:-3], entry.read_text("utf-8")))
+    return out
+
+
+def get_query(name: str) -> NamedQuery:
+    if not re.fullmatch(r"[a-z0-9][a-z0-9-]*", name or ""):
+        raise InputError(f"unknown query {name!r} (see `changeprov query --list`)")
+    entry = _queries_dir().joinpath(name + ".rq")
+    if not entry.is_file():
+        known = ", ".join(q.name for q in list_queries())
+        raise InputError(f"unknown query {name!r}; known: {known}")
+    return parse_header(name, entry.read_text("utf-8"))
+
+
+def load_query_file(path: str | Path) -> NamedQuery:
+    p = Path(path)
+    try:
+        text = p.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read query file {p}: {exc}") from None
+    return parse_header(p.stem, text, p)
+
+
+# ----------------------------------------------------------------------------- parameter values
+
+
+def parse_time(value: str, *, end_of_day: bool = False, now_ms: int | None = None) -> ox.Literal:
+    """ISO-8601 / RFC 3339, a bare date, epoch milliseconds or ``now`` → ``xsd:dateTime`` literal."""
+    v = value.strip()
+    try:
+        if v.lower() == "now":
+            ms = now_ms if now_ms is not None else int(time.time() * 1000)
+        elif re.fullmatch(r"-?[0-9]{1,16}", v):
+            ms = int(v)
+        elif re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", v):
+            ms = terms.rfc3339_to_ms(v + ("T23:59:59.999Z" if end_of_day else "T00:00:00Z"))
+        else:
+            t = v.replace("t", "T").replace("z", "Z")
+            if re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}", t):
+                t += ":00"
+            if re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?", t):
+                t += "Z"  # no zone given: UTC
+            ms = terms.rfc3339_to_ms(t)
+        return terms.xsd_datetime(ms)
+    except terms.BadTimestamp as exc:
+        raise InputError(f"not a time (ISO-8601 like 2024-03-05T12:00:00Z, a date, or epoch ms): {value[:80]!r}: {exc}") from None
+
+
+def user_node(value: str) -> ox.NamedNode:
+    """OpenMetadata userName → ``id:om/user/{S(name)}``; DataHub corpuser/corpGroup URN → the URN."""
+    try:
+        if value.lower().startswith("urn:"):
+            return terms.urn_iri(value)
+        return terms.named(OM_USER + terms.iri_safe(value))
+    except terms.BadIdentifier as exc:
+        raise InputError(f"not a user name or URN: {value[:80]!r} ({exc})") from None
+
+
+_IRI_CHECK = "SELECT ?iri ?t WHERE {\n#@bindings\n?iri a ?t\n} LIMIT 1\n"
+
+
+def resolve_node(store: TripleStore, value: str, *, what: str = "entity") -> ox.NamedNode:
+    """The one node an FQN / URN names (or the IRI itself, if the graph has it); InputError otherwise."""
+    if not value:
+        raise InputError(f"empty {what}")
+    rows = run_query(store, get_query("resolve"), {"key": value}, raw=True)
+    nodes = sorted({r[rows.variables.index("node")] for r in rows.rows}, key=str)
+    if len(nodes) > 1:
+        raise InputError(f"{what} {value[:120]!r} is ambiguous: {', '.join(n.value for n in nodes[:5])}; "
+                         "pass the IRI instead")
+    if nodes:
+        return nodes[0]
+    try:
+        iri = ox.NamedNode(value)
+    except ValueError:
+        iri = None
+    if iri is not None and ":" in value and store.select(_IRI_CHECK, {"iri": iri}).rows:
+        return iri
+    raise InputError(f"no {what} with fullyQualifiedName, URN or IRI {value[:120]!r} in the store")
+
+
+def convert(store: TripleStore, p: Param, value: str, *, now_ms: int | None = None):
+    t = p.type
+    if t in ("entity", "tag"):
+        return resolve_node(store, value, what=t)
+    if t == "user":
+        return user_node(value)
+    if t in ("time", "time-end"):
+        return parse_time(value, end_of_day=(t == "time-end"), now_ms=now_ms)
+    if t == "string":
+        return ox.Literal(value)
+    if t == "decimal":
+        try:
+            d = Decimal(value.strip())
+            if not d.is_finite():
+                raise InvalidOperation
+        except (InvalidOperation, ValueError):
+            raise InputError(f"parameter {p.name}: not a decimal number: {value[:80]!r}") from None
+        return ox.Literal(format(d, "f"), datatype=XSD_DECIMAL)
+    if t == "integer":
+        if not re.fullmatch(r"[+-]?[0-9]{1,18}", value.strip()):
+            raise InputError(f"parameter {p.name}: not an integer: {value[:80]!r}")
+        return ox.Literal(str(int(value)), datatype=XSD_INTEGER)
+    if t == "iri":
+        try:
+            return ox.NamedNode(value)
+        except ValueError as exc:
+            raise InputError(f"parameter {p.name}: not an IRI: {value[:80]!r} ({exc})") from None
+    raise InputError(f"parameter {p.name}: unsupported type {t}")  # pragma: no cover
+
+
+def bind_params(store: TripleStore, q: NamedQuery, values: Mapping[str, str], *,
+                now_ms: int | None = None) -> dict[str, ox.NamedNode | ox.Literal]:
+    unknown = sorted(set(values) - {p.name for p in q.params})
+    if unknown:
+        known = ", ".join(p.name for p in q.params) or "none"
+        raise InputError(f"query {q.name}: unknown parameter(s) {', '.join(unknown)} (parameters: {known})")
+    bound = {}
+    for p in q.params:
+        value = values.get(p.name, p.default)
+        if value is None:
+            if p.required:
+                raise InputError(f"query {q.name}: missing required parameter {p.name} ({p.type}: {p.description})")
+            continue
+        if not isinstance(value, str):
+            raise InputError(f"parameter {p.name}: expected a string value")
+        bound[p.name] = convert(store, p, value, now_ms=now_ms)
+    return bound
+
+
+def parse_param_args(items: list[str] | None) -> dict[str, str]:
+    """``--param k=v`` items → dict (a repeated key is an error)."""
+    out: dict[str, str] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise InputError(f"--param needs NAME=VALUE, got {item[:80]!r}")
+        if key in out:
+            raise InputError(f"--param {key} given twice")
+        out[key] = value
+    return out
+
+
+# ----------------------------------------------------------------------------- running
+
+
+def run_query(store: TripleStore, q: NamedQuery, values: Mapping[str, str] | None = None, *,
+              allow_service: bool = False, raw: bool = False, now_ms: int | None = None) -> Rows:
+    """Run a named (or file) query: bind parameters, run, apply collect / driver, drop parameter columns."""
+    refuse_service(q.text, allow_service=allow_service)
+    bound = bind_params(store, q, values or {}, now_ms=now_ms)
+    rows = store.select(q.text, bound)
+    if raw:
+        return rows
+    if q.driver:
+        kind, *args = q.driver.split()
+        rows = DRIVERS[kind](rows, bound, *args)
+    if q.collect:
+        rows = collect(rows, q.collect)
+    keep = [i for i, v in enumerate(rows.variables) if q.param(v) is None]
+    return Rows([rows.variables[i] for i in keep], [tuple(r[i] for i in keep) for r in rows.rows])
+
+
+def _text(term) -> str:
+    return "" if term is None else term.value
+
+
+def collect(rows: Rows, columns: list[str]) -> Rows:
+    """Merge rows that differ only in ``columns``; their distinct values are sorted and joined by ', '."""
+    idx = [rows.variables.index(c) for c in columns if c in rows.variables]
+    if not idx:
+        return rows
+    groups: dict[tuple, list[set]] = {}
+    for r in rows.rows:
+        key = tuple(v for i, v in enumerate(r) if i not in idx)
+        bucket = groups.setdefault(key, [set() for _ in idx])
+        for slot, i in enumerate(idx):
+            if r[i] is not None:
+                bucket[slot].add(r[i].value)
+    out = []
+    for key, bucket in groups.items():
+        it = iter(key)
+        row = []
+        for i in range(len(rows.variables)):
+            if i in idx:
+                vals = bucket[idx.index(i)]
+                row.append(ox.Literal(", ".join(sorted(vals))) if vals else None)
+            else:
+                row.append(next(it))
+        out.append(tuple(row))
+    return Rows(rows.variables, out)
+
+
+def lineage_bfs(rows: Rows, bound: Mapping, direction: str) -> Rows:
+    """Breadth-first search over the valid edges: minimum hops per asset from the start entity."""
+    start = bound["entity"]
+    adj: dict = defaultdict(set)
+    names: dict = {}
+    owners: dict = defaultdict(set)
+    has_owner = "owner" in rows.variables
+    for r in rows.dicts():
+        down, up = r["down"], r["up"]
+        names[down], names[up] = _text(r["down_name"]), _text(r["up_name"])
+        if direction == "up":
+            adj[down].add(up)
+        else:
+            adj[up].add(down)
+        if has_owner and r.get("owner") is not None:
+            owners[down].add(r["owner"].value)
+    hops = {start: 0}
+    via: dict = defaultdict(set)
+    queue = deque([start])
+    while queue:
+        node = queue.popleft()
+        for nxt in adj.get(node, ()):
+            if nxt not in hops:
+                hops[nxt] = hops[node] + 1
+                queue.append(nxt)
+            if hops[nxt] == hops[node] + 1 and node != start:
+                via[nxt].add(names.get(node, node.value))
+    assets = sorted((n for n in hops if n != start), key=lambda n: (hops[n], names.get(n, n.value), n.value))
+    variables = ["asset_name", "hops", "via"] + (["owners"] if has_owner else []) + ["asset"]
+    out = []
+    for n in assets:
+        row = [ox.Literal(names.get(n, n.value)), ox.Literal(str(hops[n]), datatype=XSD_INTEGER),
+               ox.Literal(", ".join(sorted(via[n]))) if via[n] else None]
+        if has_owner:
+            row.append(ox.Literal(", ".join(sorted(owners[n]))) if owners[n] else None)
+        row.append(n)
+        out.append(tuple(row))
+    return Rows(variables, out)
+
+
+DRIVERS = {"lineage": lineage_bfs}

@@ -1,0 +1,453 @@
+"""Triple stores behind one interface, chosen by a ``kind`` string (OpenLineage-transport style).
+
+* ``embedded`` (default): an on-disk pyoxigraph ``Store`` at a path (created by ``load`` if missing).
+* ``remote``: any SPARQL 1.1 server. Queries go through SPARQLWrapper (POST, JSON results); loading
+  uses the SPARQL 1.1 Graph Store HTTP Protocol (``POST`` of N-Triples batches to the default graph)
+  or, without a graph store URL, ``INSERT DATA`` batches to the update endpoint. Credentials come only
+  from the environment: ``CHANGEPROV_ENDPOINT_TOKEN`` (bearer) or ``CHANGEPROV_ENDPOINT_USER`` /
+  ``CHANGEPROV_ENDPOINT_PASSWORD`` (basic).
+* ``memory``: an rdflib in-memory ``Graph`` (used by the benchmark to compare engines).
+
+Parameters are bound by the engine, never by string formatting: pyoxigraph ``substitutions``,
+rdflib ``initBindings``, and for remote endpoints a ``VALUES`` block of pyoxigraph-serialised terms
+inserted at the ``#@bindings`` marker line of the query (see :func:`values_block`).
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Iterator, Mapping, Sequence
+
+import pyoxigraph as ox
+
+from changeprov.errors import ConfigError, InputError, StoreError
+
+KINDS = ("embedded", "remote", "memory")
+BINDINGS_MARKER = "#@bindings"
+ENV_USER, ENV_PASSWORD, ENV_TOKEN = "CHANGEPROV_ENDPOINT_USER", "CHANGEPROV_ENDPOINT_PASSWORD", "CHANGEPROV_ENDPOINT_TOKEN"
+
+Term = ox.NamedNode | ox.Literal | ox.BlankNode
+
+_SERVICE = re.compile(r"\bSERVICE\b", re.IGNORECASE)
+
+
+def refuse_service(query: str, *, allow_service: bool = False) -> None:
+    """Refuse query text with a SERVICE clause (an outbound request, ANCHORS.md §D)."""
+    if not allow_service and _SERVICE.search(query):
+        raise InputError("query text contains SERVICE (federated query = outbound HTTP request); "
+                         "refused unless --allow-service is given")
+
+
+@dataclass
+class Rows:
+    """A SELECT result: variable names and rows of pyoxigraph terms (None = unbound)."""
+
+    variables: list[str]
+    rows: list[tuple[Term | None, ...]] = field(default_factory=list)
+
+    def dicts(self) -> list[dict[str, Term | None]]:
+        return [dict(zip(self.variables, row)) for row in self.rows]
+
+    def column(self, name: str) -> list[Term | None]:
+        i = self.variables.index(name)
+        return [row[i] for row in self.rows]
+
+
+class TripleStore:
+    """The interface every store kind implements."""
+
+    kind = "?"
+    description = "?"
+
+    def select(self, query: str, bindings: Mapping[str, Term] | None = None) -> Rows:
+        raise NotImplementedError
+
+    def ask(self, query: str, bindings: Mapping[str, Term] | None = None) -> bool:
+        raise NotImplementedError
+
+    def construct(self, query: str, bindings: Mapping[str, Term] | None = None) -> list[ox.Triple]:
+        raise NotImplementedError
+
+    def load_ntriples(self, stream: IO[bytes]) -> None:
+        """Add every triple of one N-Triples byte stream (set semantics: duplicates are no-ops)."""
+        raise NotImplementedError
+
+    def count(self) -> int:
+        rows = self.select("SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }")
+        return int(rows.rows[0][0].value) if rows.rows and rows.rows[0][0] is not None else 0
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def query_form(query: str) -> str:
+    """SELECT / ASK / CONSTRUCT / DESCRIBE, after the prologue (comments, PREFIX, BASE); else raise."""
+    text = "\n".join(line for line in query.splitlines() if not line.lstrip().startswith("#"))
+    text = re.sub(r"(?is)^\s*((PREFIX\s+[^\s:]*:\s*<[^>]*>|BASE\s*<[^>]*>)\s*)*", "", text)
+    m = re.match(r"\s*(SELECT|ASK|CONSTRUCT|DESCRIBE)\b", text, re.IGNORECASE)
+    if not m:
+        raise InputError("not a SPARQL query (SELECT, ASK, CONSTRUCT or DESCRIBE); updates are refused")
+    return m.group(1).upper()
+
+
+# ----------------------------------------------------------------------------- embedded (pyoxigraph)
+
+
+class EmbeddedStore(TripleStore):
+    kind = "embedded"
+
+    def __init__(self, path: str | Path, *, create: bool = False, read_only: bool = False):
+        self.path = Path(path)
+        self.description = f"embedded store {self.path}"
+        if not create and not self.path.exists():
+            raise StoreError(f"no store at {self.path} (run `changeprov load DIR --store {self.path}` first)")
+        if self.path.exists() and not self.path.is_dir():
+            raise StoreError(f"{self.path} is not a store directory")
+        try:
+            self._store = ox.Store.read_only(str(self.path)) if read_only else ox.Store(str(self.path))
+        except OSError as exc:
+            raise StoreError(f"cannot open store {self.path}: {exc} "
+                             "(one writer process per on-disk store; is another changeprov using it?)") from None
+
+    @staticmethod
+    def _subs(bindings):
+        return {ox.Variable(k): v for k, v in (bindings or {}).items()}
+
+    def _query(self, query: str, bindings):
+        try:
+            return self._store.query(query, substitutions=self._subs(bindings))
+        except SyntaxError as exc:
+            raise InputError(f"SPARQL syntax error: {exc}") from None
+        except (RuntimeError, ValueError, OSError) as exc:
+            raise StoreError(f"query failed: {exc}") from None
+
+    def select(self, query, bindings=None) -> Rows:
+        res = self._query(query, bindings)
+        if not isinstance(res, ox.QuerySolutions):
+            raise InputError("expected a SELECT query")
+        names = [v.value for v in res.variables]
+        return Rows(names, [tuple(sol[n] for n in names) for sol in res])
+
+    def ask(self, query, bindings=None) -> bool:
+        res = self._query(query, bindings)
+        if not isinstance(res, ox.QueryBoolean):
+            raise InputError("expected an ASK query")
+        return bool(res)
+
+    def construct(self, query, bindings=None):
+        res = self._query(query, bindings)
+        if not isinstance(res, ox.QueryTriples):
+            raise InputError("expected a CONSTRUCT or DESCRIBE query")
+        return list(res)
+
+    def load_ntriples(self, stream) -> None:
+        try:
+            # bulk_load is atomic in pyoxigraph 0.5: a bad line leaves the store unchanged; never lenient
+            self._store.bulk_load(stream, format=ox.RdfFormat.N_TRIPLES)
+        except SyntaxError as exc:
+            raise InputError(f"invalid N-Triples: {exc}") from None
+        except (OSError, RuntimeError, ValueError) as exc:
+            raise StoreError(f"loading failed: {exc}") from None
+
+    def count(self) -> int:
+        return len(self._store)
+
+    def close(self) -> None:
+        try:
+            self._store.flush()
+        except Exception:  # read-only stores cannot flush
+            pass
+        del self._store
+
+
+# ----------------------------------------------------------------------------- memory (rdflib)
+
+
+def to_rdflib(term: Term):
+    import rdflib
+
+    if isinstance(term, ox.NamedNode):
+        return rdflib.URIRef(term.value)
+    if isinstance(term, ox.BlankNode):
+        return rdflib.BNode(term.value)
+    if isinstance(term, ox.Literal):
+        if term.language:
+            return rdflib.Literal(term.value, lang=term.language)
+        return rdflib.Literal(term.value, datatype=rdflib.URIRef(term.datatype.value))
+    raise TypeError(f"unsupported term {term!r}")
+
+
+def from_rdflib(term) -> Term | None:
+    import rdflib
+
+    if term is None:
+        return None
+    if isinstance(term, rdflib.URIRef):
+        return ox.NamedNode(str(term))
+    if isinstance(term, rdflib.BNode):
+        return ox.BlankNode(str(term))
+    if isinstance(term, rdflib.Literal):
+        if term.language:
+            return ox.Literal(str(term), language=term.language)
+        if term.datatype is not None:
+            return ox.Literal(str(term), datatype=ox.NamedNode(str(term.datatype)))
+        return ox.Literal(str(term))
+    raise TypeError(f"unsupported rdflib term {term!r}")
+
+
+class MemoryStore(TripleStore):
+    """rdflib in-memory graph (parameters through prepareQuery + initBindings)."""
+
+    kind = "memory"
+    description = "rdflib in-memory graph"
+
+    def __init__(self):
+        import rdflib
+
+        self._graph = rdflib.Graph()
+
+    def _query(self, query, bindings):
+        from rdflib.plugins.sparql import prepareQuery
+
+        try:
+            prepared = prepareQuery(query)
+        except Exception as exc:  # pyparsing errors
+            raise InputError(f"SPARQL syntax error: {exc}") from None
+        return self._graph.query(prepared, initBindings={k: to_rdflib(v) for k, v in (bindings or {}).items()})
+
+    def select(self, query, bindings=None) -> Rows:
+        res = self._query(query, bindings)
+        if res.type != "SELECT":
+            raise InputError("expected a SELECT query")
+        names = [str(v) for v in res.vars]
+        return Rows(names, [tuple(from_rdflib(x) for x in row) for row in res])
+
+    def ask(self, query, bindings=None) -> bool:
+        res = self._query(query, bindings)
+        if res.type != "ASK":
+            raise InputError("expected an ASK query")
+        return bool(res.askAnswer)
+
+    def construct(self, query, bindings=None):
+        res = self._query(query, bindings)
+        if res.type not in ("CONSTRUCT", "DESCRIBE"):
+            raise InputError("expected a CONSTRUCT or DESCRIBE query")
+        return [ox.Triple(*(from_rdflib(x) for x in t)) for t in res]
+
+    def load_ntriples(self, stream) -> None:
+        data = stream.read()
+        # validate strictly with pyoxigraph first (rdflib's N-Triples parser is more lenient)
+        try:
+            triples = list(ox.parse(data, format=ox.RdfFormat.N_TRIPLES))
+        except SyntaxError as exc:
+            raise InputError(f"invalid N-Triples: {exc}") from None
+        for t in triples:
+            self._graph.add((to_rdflib(t.subject), to_rdflib(t.predicate), to_rdflib(t.object)))
+
+    def count(self) -> int:
+        return len(self._graph)
+
+
+# ----------------------------------------------------------------------------- remote (SPARQL 1.1)
+
+
+def values_block(bindings: Mapping[str, Term]) -> str:
+    """``VALUES (?a ?b) { (<…> "…"^^<…>) }`` with terms serialised by pyoxigraph (N-Triples escaped)."""
+    names, terms = [], []
+    for name, term in bindings.items():
+        ox.Variable(name)  # validates the variable name
+        if not isinstance(term, (ox.NamedNode, ox.Literal)):
+            raise InputError(f"parameter {name}: only IRIs and literals can be bound")
+        names.append("?" + name)
+        terms.append(str(term))
+    return f"VALUES ({' '.join(names)}) {{ ({' '.join(terms)}) }}"
+
+
+def with_values(query: str, bindings: Mapping[str, Term] | None) -> str:
+    """Insert the VALUES block at the marker line (every named query with parameters has one)."""
+    if not bindings:
+        return query
+    lines = query.splitlines()
+    hits = [i for i, line in enumerate(lines) if line.strip() == BINDINGS_MARKER]
+    if len(hits) != 1:
+        raise InputError(f"a query with parameters needs exactly one line `{BINDINGS_MARKER}` at the start "
+                         "of its WHERE group (where the remote VALUES block goes)")
+    lines[hits[0]] = values_block(bindings)
+    return "\n".join(lines) + "\n"
+
+
+def _derive(endpoint: str) -> tuple[str | None, str | None]:
+    """Update and graph-store URLs for the common layouts (Oxigraph /query, Fuseki /sparql)."""
+    base, _, last = endpoint.rstrip("/").rpartition("/")
+    if last == "query":  # oxigraph serve
+        return base + "/update", base + "/store"
+    if last == "sparql":  # Fuseki
+        return base + "/update", base + "/data"
+    return None, None
+
+
+class RemoteStore(TripleStore):
+    kind = "remote"
+
+    def __init__(self, endpoint: str, *, update_endpoint: str | None = None, graph_store: str | None = None,
+                 timeout: float = 60.0, batch_lines: int = 50_000):
+        if not re.match(r"https?://", endpoint or ""):
+            raise ConfigError(f"--endpoint must be an http(s) URL, got {endpoint!r}")
+        self.endpoint = endpoint
+        upd, gsp = _derive(endpoint)
+        self.update_endpoint = update_endpoint or upd
+        self.graph_store = graph_store or (gsp if not update_endpoint else None)
+        self.timeout = timeout
+        self.batch_lines = batch_lines
+        self.description = f"SPARQL endpoint {endpoint}"
+        self._headers = self._auth_headers()
+
+    @staticmethod
+    def _auth_headers() -> dict[str, str]:
+        token = os.environ.get(ENV_TOKEN)
+        user, password = os.environ.get(ENV_USER), os.environ.get(ENV_PASSWORD)
+        if token:
+            return {"Authorization": "Bearer " + token}
+        if user is not None:
+            cred = base64.b64encode(f"{user}:{password or ''}".encode()).decode("ascii")
+            return {"Authorization": "Basic " + cred}
+        return {}
+
+    def _wrapper(self, query: str, accept: str):
+        from SPARQLWrapper import POST, SPARQLWrapper
+
+        sw = SPARQLWrapper(self.endpoint)
+        sw.setMethod(POST)
+        sw.setTimeout(int(self.timeout))
+        sw.setQuery(query)
+        sw.clearCustomHttpHeader("Accept")
+        for k, v in self._headers.items():
+            sw.addCustomHttpHeader(k, v)
+        sw.addCustomHttpHeader("Accept", accept)
+        if sw.queryType not in ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE"):
+            raise InputError("only SELECT, ASK, CONSTRUCT and DESCRIBE queries are sent to an endpoint")
+        return sw
+
+    def _fetch(self, query: str, bindings, accept: str) -> bytes:
+        from SPARQLWrapper.SPARQLExceptions import SPARQLWrapperException
+
+        text = with_values(query, bindings)
+        # the leading comment header is documentation; dropping it keeps SPARQLWrapper's query-type sniffing right
+        lines = text.splitlines()
+        while lines and (not lines[0].strip() or lines[0].lstrip().startswith("#")):
+            lines.pop(0)
+        text = "\n".join(lines) + "\n"
+        try:
+            return self._wrapper(text, accept).query().response.read()
+        except SPARQLWrapperException as exc:
+            msg = str(exc).splitlines()[0][:500]
+            if "QueryBadFormed" in type(exc).__name__:
+                raise InputError(f"endpoint refused the query: {msg}") from None
+            raise StoreError(f"endpoint {self.endpoint} failed: {msg}") from None
+        except (urllib.error.URLError, OSError) as exc:
+            raise StoreError(f"cannot reach endpoint {self.endpoint}: {exc}") from None
+
+    def select(self, query, bindings=None) -> Rows:
+        data = self._fetch(query, bindings, "application/sparql-results+json")
+        res = ox.parse_query_results(data, format=ox.QueryResultsFormat.JSON)
+        if not isinstance(res, ox.QuerySolutions):
+            raise InputError("expected a SELECT query")
+        names = [v.value for v in res.variables]
+        return Rows(names, [tuple(sol[n] for n in names) for sol in res])
+
+    def ask(self, query, bindings=None) -> bool:
+        data = self._fetch(query, bindings, "application/sparql-results+json")
+        res = ox.parse_query_results(data, format=ox.QueryResultsFormat.JSON)
+        if not isinstance(res, ox.QueryBoolean):
+            raise InputError("expected an ASK query")
+        return bool(res)
+
+    def construct(self, query, bindings=None):
+        data = self._fetch(query, bindings, "application/n-triples")
+        return list(ox.parse(data, format=ox.RdfFormat.N_TRIPLES))
+
+    def _post(self, url: str, body: bytes, content_type: str) -> None:
+        req = urllib.request.Request(url, data=body, method="POST",
+                                     headers={"Content-Type": content_type, **self._headers})
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+                resp.read()
+        except urllib.error.HTTPError as exc:
+            detail = exc.read()[:300].decode("utf-8", "replace")
+            raise StoreError(f"{url} refused the data: HTTP {exc.code} {detail}") from None
+        except (urllib.error.URLError, OSError) as exc:
+            raise StoreError(f"cannot reach {url}: {exc}") from None
+
+    def _batches(self, stream) -> Iterator[bytes]:
+        batch: list[bytes] = []
+        for line in stream:
+            batch.append(line if line.endswith(b"\n") else line + b"\n")
+            if len(batch) >= self.batch_lines:
+                yield b"".join(batch)
+                batch = []
+        if batch:
+            yield b"".join(batch)
+
+    def load_ntriples(self, stream) -> None:
+        for chunk in self._batches(stream):
+            try:  # validate strictly before sending (and serialise canonically)
+                triples = list(ox.parse(chunk, format=ox.RdfFormat.N_TRIPLES))
+            except SyntaxError as exc:
+                raise InputError(f"invalid N-Triples: {exc}") from None
+            if not triples:
+                continue
+            body = ox.serialize(triples, format=ox.RdfFormat.N_TRIPLES)
+            if self.graph_store:
+                sep = "&" if "?" in self.graph_store else "?"
+                self._post(self.graph_store + sep + "default", body, "application/n-triples")
+            elif self.update_endpoint:
+                update = b"INSERT DATA {\n" + body + b"}\n"
+                self._post(self.update_endpoint, update, "application/sparql-update")
+            else:
+                raise ConfigError("cannot load into this endpoint: give --graph-store URL or --update-endpoint URL")
+
+
+# ----------------------------------------------------------------------------- factory
+
+
+def open_store(kind: str = "embedded", *, path: str | Path | None = None, endpoint: str | None = None,
+               create: bool = False, read_only: bool = False, **options) -> TripleStore:
+    """One entry point: ``kind`` selects the store (``embedded`` | ``remote`` | ``memory``)."""
+    if kind == "embedded":
+        if path is None:
+            raise ConfigError("the embedded store needs --store PATH")
+        return EmbeddedStore(path, create=create, read_only=read_only)
+    if kind == "remote":
+        if not endpoint:
+            raise ConfigError("the remote store needs --endpoint URL")
+        return RemoteStore(endpoint, **options)
+    if kind == "memory":
+        return MemoryStore()
+    raise ConfigError(f"unknown store kind {kind!r} (one of {', '.join(KINDS)})")
+
+
+def store_from_args(args, *, create: bool = False, read_only: bool = False) -> TripleStore:
+    """The store an argparse namespace names (--store PATH | --endpoint URL)."""
+    if getattr(args, "endpoint", None):
+        return open_store("remote", endpoint=args.endpoint, update_endpoint=getattr(args, "update_endpoint", None),
+                          graph_store=getattr(args, "graph_store", None), timeout=getattr(args, "timeout", 60.0))
+    if getattr(args, "store", None):
+        return open_store("embedded", path=args.store, create=create, read_only=read_only)
+    raise ConfigError("give --store PATH (embedded store) or --endpoint URL (SPARQL 1.1 server)")
+
+
+__all__: Sequence[str] = ["KINDS", "BINDINGS_MARKER", "Rows", "TripleStore", "EmbeddedStore", "MemoryStore",
+                          "RemoteStore", "open_store", "store_from_args", "refuse_service", "values_block",
+                          "with_values", "query_form"]

@@ -1,0 +1,92 @@
+"""Helpers for the store / query tests: export-shaped folders from the reference mapper, and a real
+``oxigraph serve`` endpoint on a free port (started and stopped by the caller's fixture)."""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+OXIGRAPH = Path(sys.executable).parent / "oxigraph"
+CORPUS = REPO.parent / "shared" / "corpus"
+
+
+def make_export(out: Path, nt_files: dict[str, bytes], *, gz: bool = False, success: bool = True) -> Path:
+    """An export-shaped folder: triples/source=S/date=D/part-NNNNN.nt[.gz] (keys "S/D/part-00000"), _SUCCESS."""
+    for key, data in nt_files.items():
+        source, date, part = key.split("/")
+        d = out / "triples" / f"source={source}" / f"date={date}"
+        d.mkdir(parents=True, exist_ok=True)
+        if gz:
+            (d / (part + ".nt.gz")).write_bytes(gzip.compress(data))
+        else:
+            (d / (part + ".nt")).write_bytes(data)
+    (out / "quarantine").mkdir(parents=True, exist_ok=True)
+    (out / "manifest.json").write_text("{}\n")
+    if success:
+        (out / "triples" / "_SUCCESS").write_bytes(b"")
+        (out / "_SUCCESS").write_bytes(b"")
+    return out
+
+
+def map_corpus(workdir: Path) -> Path:
+    """The reference mapper over both corpora → one N-Triples file."""
+    from changeprov.mapping.reference import map_to_files
+
+    nt = workdir / "corpus.nt"
+    if not nt.exists():
+        map_to_files([str(CORPUS / "datahub"), str(CORPUS / "openmetadata")], nt, workdir / "corpus-q.jsonl")
+    return nt
+
+
+def corpus_export(workdir: Path) -> Path:
+    """The corpus as a two-partition export (split by line, one plain, one gzipped partition)."""
+    lines = map_corpus(workdir).read_bytes().splitlines(keepends=True)
+    half = len(lines) // 2
+    out = workdir / "corpus-export"
+    if not (out / "_SUCCESS").exists():
+        make_export(out, {"corpus/2024-03-01/part-00000": b"".join(lines[:half])})
+        make_export(out, {"corpus/2026-09-01/part-00001": b"".join(lines[half:])}, gz=True)
+    return out
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def oxigraph_server(location: Path, *, timeout: float = 20.0):
+    """Run ``oxigraph serve`` on a free port; yield the query endpoint URL; stop it afterwards."""
+    port = free_port()
+    proc = subprocess.Popen([str(OXIGRAPH), "serve", "--location", str(location), "--bind", f"127.0.0.1:{port}"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"oxigraph serve exited: {proc.stderr.read().decode(errors='replace')[:500]}")
+            try:
+                with urllib.request.urlopen(base + "/query?query=ASK%7B%7D", timeout=1) as r:
+                    r.read()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError("oxigraph serve did not answer in time")
+                time.sleep(0.1)
+        yield base + "/query"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

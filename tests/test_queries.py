@@ -1,0 +1,376 @@
+"""Named queries on the corpus, on the embedded store and on a real `oxigraph serve` endpoint.
+
+Lineage answers are the EXPECTED LINEAGE ANSWERS of ../shared/corpus/datahub/SOURCES.md and the
+OpenMetadata lineage story of ../shared/corpus/openmetadata/SOURCES.md.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+
+import pyoxigraph as ox
+import pytest
+
+from changeprov.cli import main
+from changeprov.errors import InputError
+from changeprov.sparql.describe import describe_triples, render_graph
+from changeprov.sparql.loader import load_export
+from changeprov.sparql.queries import get_query, list_queries, load_query_file, run_query
+from changeprov.sparql.stores import open_store
+from sparql_support import CORPUS, corpus_export, oxigraph_server
+
+DS = "urn:li:dataset:(urn:li:dataPlatform:{},PROD)".format
+LTV, ORDERS = DS("snowflake,analytics.marts.customer_ltv"), DS("postgres,shop.public.orders")
+FCT, STG_O, STG_C = DS("snowflake,analytics.core.fct_orders"), DS("hive,staging.stg_orders"), DS("hive,staging.stg_customers")
+LEGACY, RAW, PAY = DS("hive,staging.orders_legacy"), DS("s3,datalake/raw/orders"), DS("kafka,shop.payments")
+CUST, DREV = DS("postgres,shop.public.customers"), DS("snowflake,analytics.marts.daily_revenue")
+OM_DR = "mysql_prod.ecommerce.analytics.daily_revenue"
+OM_ORDERS = "mysql_prod.ecommerce.sales.orders"
+
+UPSTREAM_LTV = {
+    "2024-03-05": {FCT: 1, LEGACY: 2, STG_C: 2, ORDERS: 3, CUST: 3},
+    "2024-03-12": {FCT: 1, STG_O: 2, STG_C: 2, RAW: 3, PAY: 3, CUST: 3, ORDERS: 4},
+    "2024-03-21": {FCT: 1, STG_O: 2, STG_C: 2, RAW: 3, PAY: 3, CUST: 3, ORDERS: 4},
+}
+DOWNSTREAM_ORDERS = {
+    "2024-03-05": {RAW: 1, LEGACY: 1, STG_O: 2, FCT: 2, LTV: 3, DREV: 3},
+    "2024-03-12": {RAW: 1, LEGACY: 1, STG_O: 2, FCT: 3, LTV: 4, DREV: 4},
+    "2024-03-21": {RAW: 1, STG_O: 2, FCT: 3, LTV: 4, DREV: 4},
+}
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory) -> Path:
+    if not CORPUS.is_dir():
+        pytest.skip("../shared is absent (a user's clone has none); CI always has it")
+    return tmp_path_factory.mktemp("queries")
+
+
+@pytest.fixture(scope="module")
+def export(work) -> Path:
+    return corpus_export(work)
+
+
+@pytest.fixture(scope="module")
+def db(work, export) -> Path:
+    path = work / "db"
+    with open_store("embedded", path=path, create=True) as store:
+        load_export(store, export)
+    return path
+
+
+@pytest.fixture(scope="module")
+def embedded(db):
+    with open_store("embedded", path=db, read_only=True) as store:
+        yield store
+
+
+@pytest.fixture(scope="module")
+def endpoint(work, export):
+    with oxigraph_server(work / "served") as url:
+        load_export(open_store("remote", endpoint=url), export)
+        yield url
+
+
+@pytest.fixture(scope="module")
+def remote(endpoint):
+    return open_store("remote", endpoint=endpoint)
+
+
+@pytest.fixture(params=["embedded", "remote"])
+def store(request):
+    return request.getfixturevalue(request.param)
+
+
+def hops(rows) -> dict[str, int]:
+    return {r["asset"].value: int(r["hops"].value) for r in rows.dicts()}
+
+
+def texts(rows) -> list[tuple]:
+    return [tuple(None if t is None else t.value for t in r) for r in rows.rows]
+
+
+# ----------------------------------------------------------------------------- lineage acceptance
+
+
+@pytest.mark.parametrize("as_of", sorted(UPSTREAM_LTV))
+def test_datahub_upstream_of_customer_ltv(store, as_of):
+    rows = run_query(store, get_query("upstream"), {"entity": LTV, "as_of": as_of})
+    assert hops(rows) == UPSTREAM_LTV[as_of]
+
+
+@pytest.mark.parametrize("as_of", sorted(DOWNSTREAM_ORDERS))
+def test_datahub_downstream_of_orders(store, as_of):
+    rows = run_query(store, get_query("downstream"), {"entity": ORDERS, "as_of": as_of})
+    assert hops(rows) == DOWNSTREAM_ORDERS[as_of]
+
+
+def test_lineage_before_any_edge_and_default_now(embedded):
+    assert hops(run_query(embedded, get_query("upstream"), {"entity": LTV, "as_of": "2024-03-01"})) == {}
+    assert hops(run_query(embedded, get_query("upstream"), {"entity": LTV})) == UPSTREAM_LTV["2024-03-21"]
+    # epoch ms works too: 2024-03-10T02:15:00Z is the migration itself (edges at t <= as_of count)
+    assert hops(run_query(embedded, get_query("upstream"), {"entity": LTV, "as_of": "1710036900000"})) \
+        == UPSTREAM_LTV["2024-03-12"]
+    assert hops(run_query(embedded, get_query("upstream"), {"entity": LTV, "as_of": "1710036899999"})) \
+        == UPSTREAM_LTV["2024-03-05"]
+
+
+def _names(rows) -> dict[str, int]:
+    return {r["asset_name"].value: int(r["hops"].value) for r in rows.dicts()}
+
+
+def test_openmetadata_lineage_of_daily_revenue_with_deleted_dashboard_edge(store):
+    down = lambda t: _names(run_query(store, get_query("downstream"), {"entity": OM_DR, "as_of": t}))
+    up = lambda t: _names(run_query(store, get_query("upstream"), {"entity": OM_DR, "as_of": t}))
+    assert down("2026-09-01T08:10:00Z") == {"looker_prod.revenue_overview": 1}
+    assert down("2026-09-08") == {"looker_prod.revenue_overview": 1, "mlflow_prod.churn_predictor": 1}
+    # entityLineageDeleted at 2026-09-09T10:00:00Z removes the dashboard edge
+    assert down("2026-09-09T09:59:59Z") == {"looker_prod.revenue_overview": 1, "mlflow_prod.churn_predictor": 1}
+    assert down("2026-09-09T10:00:00Z") == {"mlflow_prod.churn_predictor": 1}
+    assert down("now") == {"mlflow_prod.churn_predictor": 1}
+    assert up("2026-09-01T09:00:00Z") == {OM_ORDERS: 1}
+    assert up("2026-09-10") == {OM_ORDERS: 1, "kafka_prod.orders_events": 2}
+
+
+def test_impact_lists_current_owners(store):
+    rows = {r["asset"].value: r for r in run_query(store, get_query("impact"), {"entity": ORDERS}).dicts()}
+    assert {k: int(v["hops"].value) for k, v in rows.items()} == DOWNSTREAM_ORDERS["2024-03-21"]
+    assert rows[FCT]["owners"].value == "urn:li:corpuser:alice"
+    assert rows[LTV]["owners"].value == "urn:li:corpuser:carol, urn:li:corpuser:dave"
+    assert rows[RAW]["owners"] is None
+
+
+# ----------------------------------------------------------------------------- golden rows
+
+
+def test_entity_history_golden(store):
+    rows = run_query(store, get_query("entity-history"), {"entity": OM_ORDERS})
+    got = [(r["time"].value[:16], r["event_type"].value, r["user"].value,
+            r["previous_version"] and r["previous_version"].value, r["current_version"] and r["current_version"].value,
+            r["fields_changed"] and r["fields_changed"].value) for r in rows.dicts()]
+    assert got == [
+        ("2026-09-01T08:00", "EntityCreated", "ingestion-bot", "0.1", "0.1", None),
+        ("2026-09-01T10:15", "EntityUpdated", "alice.wong", "0.1", "0.2", "+description"),
+        ("2026-09-01T10:40", "EntityUpdated", "alice.wong", "0.2", "0.3", "+owners, +tags"),
+        ("2026-09-02T09:00", "EntityUpdated", "alice.wong", "0.3", "0.4",
+         "+columns.customer_email.tags, +columns.order_total.description"),
+        ("2026-09-02T10:35", "EntityUpdated", "carol.chen", "0.4", "0.4", "+followers"),
+        ("2026-09-02T11:00", "EntityLineageAdded", "bob.martinez", None, None, None),
+        ("2026-09-04T08:30", "EntityUpdated", "ingestion-bot", "0.4", "0.5", "+columns"),
+        ("2026-09-10T08:30", "EntityUpdated", "ingestion-bot", "0.5", "1.5", "-columns"),
+        ("2026-09-10T09:10", "EntityUpdated", "carol.chen", "1.5", "1.5", "-followers"),
+    ]
+
+
+def test_tag_changes_golden_datahub_and_openmetadata(store):
+    rows = run_query(store, get_query("tag-changes"), {"tag": "urn:li:tag:PII"})
+    got = {(r["time"].value[:16], r["action"].value, r["entity_name"].value, r["field"].value, r["user"].value)
+           for r in rows.dicts()}
+    assert got == {
+        ("2024-03-04T10:05", "added", CUST, "globalTags", "urn:li:corpuser:bob"),
+        ("2024-03-04T10:05", "added", CUST, "TAG", "urn:li:corpuser:bob"),
+        ("2024-03-04T10:20", "added", "urn:li:schemaField:(%s,email)" % CUST, "TAG", "urn:li:corpuser:bob"),
+    }
+    om = run_query(store, get_query("tag-changes"), {"tag": "PII.Sensitive"})
+    assert [(r["action"].value, r["kind"].value, r["entity_name"].value, r["field"].value, r["user"].value)
+            for r in om.dicts()] == [("added", "tag", OM_ORDERS, "columns.customer_email.tags", "alice.wong")]
+
+
+def test_entity_state_golden(store):
+    q = get_query("entity-state")
+    v2 = run_query(store, q, {"entity": OM_ORDERS, "version": "0.2"})
+    assert texts(v2) and [r["field"].value for r in v2.dicts()] == ["description"]
+    assert v2.dicts()[0]["value"].value.startswith("One row per customer order")
+    v3 = run_query(store, q, {"entity": OM_ORDERS, "version": "0.3"})
+    assert [r["field"].value for r in v3.dicts()] == ["description", "owners", "tags"]
+    latest = run_query(store, q, {"entity": OM_ORDERS})
+    # columns (added in 0.5, deleted in 1.5) and followers (added, later deleted) are absent
+    assert [r["field"].value for r in latest.dicts()] == [
+        "columns.customer_email.tags", "columns.order_total.description", "description", "owners", "tags"]
+    by_time = run_query(store, q, {"entity": OM_ORDERS, "as_of": "2026-09-05"})
+    assert [r["field"].value for r in by_time.dicts()] == [
+        "columns", "columns.customer_email.tags", "columns.order_total.description", "description", "followers",
+        "owners", "tags"]
+
+
+def test_deleted_entities_golden(store):
+    rows = run_query(store, get_query("deleted-entities"), {})
+    got = [(r["time"].value[:16], r["deletion"].value, r["entity_name"].value, r["user"].value,
+            r["restored_at"] and r["restored_at"].value[:16]) for r in rows.dicts()]
+    assert got == [
+        ("2024-03-15T08:00", "SoftDeleted", LEGACY, "urn:li:corpuser:bob", None),
+        ("2024-03-15T08:30", "SoftDeleted", DREV, "urn:li:corpuser:carol", "2024-03-15T08:45"),
+        ("2024-03-20T00:05", "HardDeleted", LEGACY, "urn:li:corpuser:bob", None),
+        ("2026-09-01T14:10", "SoftDeleted", "mysql_prod.ecommerce.sales.orders_staging_tmp", "admin", "2026-09-03T09:00"),
+        ("2026-09-04T13:00", "SoftDeleted", "mysql_prod.ecommerce.sales.orders_staging_tmp", "admin", None),
+        ("2026-09-04T13:05", "HardDeleted", "mysql_prod.ecommerce.sales.orders_staging_tmp", "admin", None),
+        ("2026-09-08T10:00", "HardDeleted", "BusinessGlossary.LegacyKPI", "admin", None),
+        ("2026-09-08T11:00", "SoftDeleted", "mlflow_prod.churn_predictor", "david.kim", "2026-09-09T09:00"),
+    ]
+    since = run_query(store, get_query("deleted-entities"), {"since": "2026-09-08"})
+    assert len(since.rows) == 2
+
+
+def test_who_changed_and_changes_by_user(store):
+    rows = run_query(store, get_query("who-changed"), {"entity": OM_ORDERS, "field": "tags"})
+    assert [(r["user"].value, r["field_name"].value) for r in rows.dicts()] == [
+        ("alice.wong", "tags"), ("alice.wong", "columns.customer_email.tags")]
+    assert len(run_query(store, get_query("who-changed"), {"entity": OM_ORDERS}).rows) == 9
+    q = get_query("changes-by-user")
+    dh = run_query(store, q, {"user": "urn:li:corpuser:dave"})
+    assert dh.rows and all(r["time"].value.startswith("2026-05-12") for r in dh.dicts())
+    window = run_query(store, q, {"user": "alice.wong", "since": "2026-09-01T10:30:00Z", "until": "2026-09-02"})
+    assert [r["time"].value[:16] for r in window.dicts()] == [
+        "2026-09-01T10:40", "2026-09-01T11:30", "2026-09-02T09:00", "2026-09-02T09:45", "2026-09-02T11:30",
+        "2026-09-02T15:30"]
+
+
+# ----------------------------------------------------------------------------- every .rq: embedded == remote
+
+EXAMPLES = {
+    "changes-by-user": {"user": "alice.wong", "since": "2026-09-02"},
+    "deleted-entities": {"since": "2024-03-15"},
+    "describe": {"entity": FCT},
+    "downstream": {"entity": ORDERS, "as_of": "2024-03-12"},
+    "entity-history": {"entity": FCT},
+    "entity-state": {"entity": OM_ORDERS, "as_of": "2026-09-03"},
+    "impact": {"entity": OM_ORDERS},
+    "resolve": {"key": OM_DR},
+    "tag-changes": {"tag": "urn:li:glossaryTerm:Classification.PersonalInformation"},
+    "upstream": {"entity": LTV, "as_of": "2024-03-05"},
+    "who-changed": {"entity": FCT, "field": "schemaMetadata"},
+}
+RQ_FILES = sorted(p.name[:-3] for p in resources.files("changeprov.sparql").joinpath("queries").iterdir()
+                  if p.name.endswith(".rq"))
+
+
+@pytest.mark.parametrize("name", RQ_FILES)
+def test_every_query_same_on_embedded_and_endpoint(name, embedded, remote):
+    assert name in EXAMPLES, f"add example parameters for {name}.rq"
+    q = get_query(name)
+    assert q.summary and all(p.description for p in q.params), f"{name}.rq needs a header"
+    a = run_query(embedded, q, EXAMPLES[name], now_ms=1_800_000_000_000)
+    b = run_query(remote, q, EXAMPLES[name], now_ms=1_800_000_000_000)
+    assert a.variables == b.variables
+    assert sorted(a.rows, key=str) == sorted(b.rows, key=str)
+    assert a.rows, f"{name}: example parameters should return rows"
+
+
+def test_rdflib_memory_backend_agrees_on_lineage(export):
+    mem = open_store("memory")
+    load_export(mem, export)
+    assert hops(run_query(mem, get_query("upstream"), {"entity": LTV, "as_of": "2024-03-12"})) == UPSTREAM_LTV["2024-03-12"]
+    assert hops(run_query(mem, get_query("downstream"), {"entity": ORDERS, "as_of": "2024-03-21"})) \
+        == DOWNSTREAM_ORDERS["2024-03-21"]
+
+
+# ----------------------------------------------------------------------------- injection and query safety
+
+HOSTILE = ['x" || true || "', "> } ; DROP ALL", "http://ex.org/a b", 'http://ex.org/"q"', "http://ex.org/a\nb",
+           "urn:li:tag:PII> ?p ?o } #", "') } UNION { ?s ?p ?o } #", "*", ""]
+
+
+@pytest.mark.parametrize("value", HOSTILE)
+def test_hostile_parameter_values(store, value):
+    before = store.count()
+    for name, param in [("entity-history", "entity"), ("tag-changes", "tag"), ("upstream", "entity")]:
+        try:
+            rows = run_query(store, get_query(name), {param: value})
+        except InputError as exc:
+            assert "no " in str(exc) or "empty" in str(exc)
+        else:
+            assert rows.rows == []
+    for name, params in [("who-changed", {"entity": OM_ORDERS, "field": value}),
+                         ("changes-by-user", {"user": value}),
+                         ("resolve", {"key": value})]:
+        try:
+            rows = run_query(store, get_query(name), params)
+        except InputError as exc:
+            assert "user" in str(exc) or "empty" in str(exc)
+        else:
+            assert rows.rows == [], (name, value, rows.rows[:2])
+    with pytest.raises(InputError, match="not a time"):
+        run_query(store, get_query("upstream"), {"entity": LTV, "as_of": value or "x"})
+    assert store.count() == before
+
+
+def test_unknown_and_missing_parameters(embedded, capsys, db):
+    with pytest.raises(InputError, match="missing required parameter entity"):
+        run_query(embedded, get_query("upstream"), {})
+    with pytest.raises(InputError, match="unknown parameter.*bogus"):
+        run_query(embedded, get_query("upstream"), {"entity": LTV, "bogus": "1"})
+    with pytest.raises(InputError, match="not a decimal"):
+        run_query(embedded, get_query("entity-state"), {"entity": OM_ORDERS, "version": "1; DROP"})
+    with pytest.raises(InputError, match="unknown query"):
+        get_query("../etc/passwd")
+    assert main(["query", "upstream", "--param", "as_of=2024-03-05", "--store", str(db)]) == 2
+    assert "missing required parameter entity" in capsys.readouterr().err
+
+
+def test_service_refused_unless_allowed(tmp_path, db, capsys):
+    rq = tmp_path / "svc.rq"
+    rq.write_text("SELECT * WHERE { SERVICE <http://127.0.0.1:9/sparql> { ?s ?p ?o } }\n")
+    assert main(["query", "--file", str(rq), "--store", str(db)]) == 2
+    assert "SERVICE" in capsys.readouterr().err
+    with pytest.raises(InputError, match="SERVICE"):
+        run_query(open_store("memory"), load_query_file(rq))
+
+
+def test_adhoc_file_query_with_header_params(tmp_path, db, capsys):
+    rq = tmp_path / "mine.rq"
+    rq.write_text("# summary: events of one user\n# param: who user required  a user\n"
+                  "PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+                  "SELECT ?who (COUNT(?e) AS ?n) WHERE {\n#@bindings\n?e om:performedBy ?who } GROUP BY ?who\n")
+    assert main(["query", "--file", str(rq), "--param", "who=urn:li:corpuser:bob", "--store", str(db),
+                 "--format", "csv"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "n" and int(out[1]) > 5
+
+
+# ----------------------------------------------------------------------------- CLI and formats
+
+
+def test_query_list_prints_every_query(capsys):
+    assert main(["query", "--list"]) == 0
+    out = capsys.readouterr().out
+    for q in list_queries():
+        assert f"{q.name}: {q.summary}" in out
+    assert "as_of (time-end, optional, default now)" in out
+
+
+def test_query_formats(db, capsys):
+    base = ["query", "upstream", "--param", f"entity={LTV}", "--param", "as_of=2024-03-05", "--store", str(db)]
+    assert main(base + ["--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["head"]["vars"] == ["asset_name", "hops", "via", "asset"]
+    first = doc["results"]["bindings"][0]
+    assert first["hops"] == {"type": "literal", "value": "1", "datatype": "http://www.w3.org/2001/XMLSchema#integer"}
+    assert first["asset"] == {"type": "uri", "value": FCT}
+    assert main(base + ["--format", "csv"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "asset_name,hops,via,asset"
+    assert main(base + ["--format", "tsv"]) == 0
+    tsv = capsys.readouterr().out.splitlines()
+    assert tsv[0] == "?asset_name\t?hops\t?via\t?asset" and f"<{FCT}>" in tsv[1]
+    assert main(base) == 0
+    assert "(5 rows)" in capsys.readouterr().out
+
+
+def test_describe_formats_and_content(embedded, remote, db, capsys):
+    a = describe_triples(embedded, FCT)
+    assert {str(t) for t in a} == {str(t) for t in describe_triples(remote, FCT)}
+    preds = {t.predicate.value.rsplit("/", 1)[-1].rsplit("#", 1)[-1] for t in a}
+    assert {"affectsEntity", "performedBy", "fieldsAdded", "fieldName", "qualifiedDerivation", "addedBy",
+            "wasDerivedFrom", "timestamp"} <= preds
+    assert any(t.predicate.value.endswith("wasDerivedFrom") and t.object.value == FCT for t in a)  # downstream edges
+    assert main(["describe", FCT, "--store", str(db), "--format", "turtle"]) == 0
+    ttl = capsys.readouterr().out
+    assert len(list(ox.parse(ttl, format=ox.RdfFormat.TURTLE))) == len(a)
+    assert main(["describe", FCT, "--store", str(db), "--format", "jsonld"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["@context"] == "https://w3id.org/changeprov/context.jsonld"
+    nt = render_graph(a, "nt")
+    assert len(list(ox.parse(nt, format=ox.RdfFormat.N_TRIPLES))) == len(a)
+    assert main(["describe", "no.such.entity", "--store", str(db)]) == 2
+    assert "no entity with" in capsys.readouterr().err

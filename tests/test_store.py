@@ -1,0 +1,194 @@
+"""Stores and the loader, on real stores: embedded pyoxigraph, rdflib in memory, a real `oxigraph serve`."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pyoxigraph as ox
+import pytest
+
+from changeprov.cli import main
+from changeprov.errors import ConfigError, InputError
+from changeprov.sparql.loader import committed_partitions, load_export
+from changeprov.sparql.stores import RemoteStore, open_store, values_block, with_values
+from sparql_support import CORPUS, corpus_export, make_export, map_corpus, oxigraph_server
+
+NT = (b'<http://ex.org/a> <http://ex.org/p> "1" .\n'
+      b'<http://ex.org/b> <http://ex.org/p> "two"@en .\n')
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory) -> Path:
+    if not CORPUS.is_dir():
+        pytest.skip("../shared is absent (a user's clone has none); CI always has it")
+    return tmp_path_factory.mktemp("store")
+
+
+@pytest.fixture(scope="module")
+def corpus_triples(work) -> set:
+    return set(ox.parse(path=str(map_corpus(work)), format=ox.RdfFormat.N_TRIPLES))
+
+
+@pytest.fixture(scope="module")
+def server(work):
+    with oxigraph_server(work / "oxigraph-db") as url:
+        yield url
+
+
+def _all(store) -> set:
+    rows = store.select("SELECT ?s ?p ?o WHERE { ?s ?p ?o }")
+    return {ox.Triple(*r) for r in rows.rows}
+
+
+# ----------------------------------------------------------------------------- refusals
+
+
+@pytest.mark.parametrize("leftover", ["_temporary", "_staging-20240301-abc", "triples/.spark-staging-7",
+                                      "triples/source=x/date=2024-03-01/_temporary"])
+def test_loader_refuses_leftovers(tmp_path, leftover):
+    exp = make_export(tmp_path / "exp", {"x/2024-03-01/part-00000": NT})
+    (exp / leftover).mkdir(parents=True)
+    with pytest.raises(InputError, match="leftovers of an unfinished or killed export run.*" + leftover.split("/")[-1][:8]):
+        committed_partitions(exp)
+
+
+def test_loader_refuses_uncommitted_and_cli_exits_2(tmp_path, capsys):
+    exp = make_export(tmp_path / "exp", {"x/2024-03-01/part-00000": NT}, success=False)
+    with pytest.raises(InputError, match="no _SUCCESS marker"):
+        committed_partitions(exp)
+    assert main(["load", str(exp), "--store", str(tmp_path / "db")]) == 2
+    err = capsys.readouterr().err
+    assert "no _SUCCESS marker" in err and "not committed" in err
+    assert not (tmp_path / "db").exists(), "a refused load must not create the store"
+    assert main(["load", str(tmp_path / "missing"), "--store", str(tmp_path / "db")]) == 2
+    assert "is not a directory" in capsys.readouterr().err
+
+
+def test_loader_refuses_stray_files(tmp_path):
+    exp = make_export(tmp_path / "exp", {"x/2024-03-01/part-00000": NT})
+    (exp / "triples" / "source=x" / "notes.txt").write_text("hi")
+    with pytest.raises(InputError, match="outside the partition layout"):
+        committed_partitions(exp)
+
+
+def test_store_flags_are_required_and_exclusive(tmp_path, capsys):
+    exp = make_export(tmp_path / "exp", {"x/2024-03-01/part-00000": NT})
+    assert main(["load", str(exp)]) == 2
+    assert "--store PATH" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["load", str(exp), "--store", "a", "--endpoint", "http://x/query"])
+    with pytest.raises(ConfigError):
+        open_store("kafka")
+    with pytest.raises(ConfigError):
+        RemoteStore("file:///etc/passwd")
+
+
+# ----------------------------------------------------------------------------- embedded
+
+
+def test_embedded_load_corpus_plain_and_gz_idempotent(work, corpus_triples, tmp_path, capsys):
+    exp = corpus_export(work)
+    assert len(committed_partitions(exp)) == 2
+    db = tmp_path / "db"
+    assert main(["load", str(exp), "--store", str(db)]) == 0
+    out, err = capsys.readouterr()
+    assert "[load] [1/2]" in err and "[load] [2/2]" in err and "part-00001.nt.gz" in err
+    assert f"{len(corpus_triples):,} triples added" in out and " s" in out
+    assert main(["load", str(exp), "--store", str(db)]) == 0
+    out, _ = capsys.readouterr()
+    assert "0 triples added" in out and f"{len(corpus_triples):,} in the store" in out
+    with open_store("embedded", path=db) as store:
+        got = _all(store)
+    # a pyoxigraph store canonicalises typed literals ("…00.000Z" → "…00Z"): compare values, not forms
+    assert len(got) == len(corpus_triples)
+    assert {t.subject for t in got} == {t.subject for t in corpus_triples}
+
+
+def test_embedded_load_is_atomic(tmp_path):
+    exp = make_export(tmp_path / "exp", {"x/2024-03-01/part-00000": NT,
+                                         "x/2024-03-02/part-00000": NT.replace(b"<http://ex.org/a>", b"<bad iri>")})
+    db = tmp_path / "db"
+    with open_store("embedded", path=db, create=True) as store:
+        with pytest.raises(InputError, match="invalid N-Triples"):
+            load_export(store, exp)
+        assert store.count() == 0, "bulk_load is atomic: nothing of a failed export is kept"
+
+
+def test_files_without_final_newline_do_not_glue(tmp_path):
+    exp = make_export(tmp_path / "exp", {"x/2024-03-01/part-00000": NT.rstrip(b"\n"),
+                                         "x/2024-03-01/part-00001": NT.replace(b"ex.org/a", b"ex.org/c")})
+    with open_store("embedded", path=tmp_path / "db", create=True) as store:
+        report = load_export(store, exp)
+        assert report.triples_after == 3 and report.files == 2
+
+
+def test_query_on_missing_store_is_clear(tmp_path, capsys):
+    assert main(["query", "deleted-entities", "--store", str(tmp_path / "nope")]) == 2
+    assert "no store at" in capsys.readouterr().err
+    assert not (tmp_path / "nope").exists()
+
+
+def test_memory_store_loads_and_binds(tmp_path):
+    exp = make_export(tmp_path / "exp", {"x/2024-03-01/part-00000": NT})
+    store = open_store("memory")
+    load_export(store, exp)
+    load_export(store, exp)
+    assert store.count() == 2
+    rows = store.select("SELECT ?s ?o WHERE { ?s <http://ex.org/p> ?o }", {"s": ox.NamedNode("http://ex.org/a")})
+    assert [(r[0].value, r[1].value) for r in rows.rows] == [("http://ex.org/a", "1")]
+
+
+# ----------------------------------------------------------------------------- remote (real oxigraph serve)
+
+
+def test_remote_load_gsp_idempotent_and_equal_to_embedded(work, server, tmp_path, capsys):
+    exp = corpus_export(work)
+    assert main(["load", str(exp), "--endpoint", server]) == 0
+    first = capsys.readouterr().out
+    assert main(["load", str(exp), "--endpoint", server]) == 0
+    second = capsys.readouterr().out
+    assert "0 triples added" in second, (first, second)
+    remote = open_store("remote", endpoint=server)
+    with open_store("embedded", path=tmp_path / "db", create=True) as emb:
+        load_export(emb, exp)
+        assert _all(remote) == _all(emb)
+
+
+def test_remote_insert_data_path(tmp_path):
+    exp = make_export(tmp_path / "exp", {"x/2024-03-01/part-00000": NT})
+    with oxigraph_server(tmp_path / "db2") as url:
+        store = RemoteStore(url, update_endpoint=url.replace("/query", "/update"))
+        assert store.graph_store is None
+        load_export(store, exp)
+        load_export(store, exp)
+        assert store.count() == 2
+        with pytest.raises(InputError, match="invalid N-Triples"):
+            store.load_ntriples(iter([b"<a> <b> <c> .\n"]))
+
+
+def test_remote_auth_only_from_environment(monkeypatch):
+    monkeypatch.delenv("CHANGEPROV_ENDPOINT_TOKEN", raising=False)
+    monkeypatch.setenv("CHANGEPROV_ENDPOINT_USER", "u")
+    monkeypatch.setenv("CHANGEPROV_ENDPOINT_PASSWORD", "p w")
+    assert RemoteStore("http://127.0.0.1:1/query")._headers == {"Authorization": "Basic dTpwIHc="}
+    monkeypatch.setenv("CHANGEPROV_ENDPOINT_TOKEN", "t0k")
+    assert RemoteStore("http://127.0.0.1:1/query")._headers == {"Authorization": "Bearer t0k"}
+    from changeprov.cli import build_parser
+
+    helptext = build_parser()._subparsers._group_actions[0].choices["query"].format_help()
+    assert "password" not in helptext.lower().replace("changeprov_endpoint_password", "")
+
+
+def test_values_block_escapes_terms():
+    block = values_block({"x": ox.Literal('a" } ; DROP ALL #\n'), "y": ox.NamedNode("http://ex.org/a")})
+    assert block == 'VALUES (?x ?y) { ("a\\" } ; DROP ALL #\\n" <http://ex.org/a>) }'
+    with pytest.raises(InputError):
+        with_values("SELECT * WHERE { ?s ?p ?o }", {"x": ox.Literal("1")})
+    with pytest.raises(ValueError):
+        values_block({"x y": ox.Literal("1")})
+
+
+def test_unreachable_endpoint_is_store_error(capsys):
+    assert main(["query", "deleted-entities", "--endpoint", "http://127.0.0.1:9/query", "--timeout", "2"]) == 2
+    assert "cannot reach endpoint" in capsys.readouterr().err
