@@ -114,7 +114,7 @@ def _fine_grained(g: Graph, value: Any, where: str) -> dict[tuple[str, str], tup
 def _schema(g: Graph, change: NamedNode, entity_urn: str, old: Any, new: Any) -> None:
     def fields(value: Any) -> dict[str, str]:
         items = value.get("fields") if isinstance(value, dict) else None
-        return {f["fieldPath"]: terms.canonical_json(f) for f in items or []
+        return {f["fieldPath"]: terms.canonical_json(f) for f in (items if isinstance(items, list) else [])
                 if isinstance(f, dict) and isinstance(f.get("fieldPath"), str)}
 
     before, after = fields(old), fields(new)

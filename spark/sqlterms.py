@@ -62,7 +62,7 @@ def om_named(kind: str, name: Column) -> Column:
 
 def is_urn(text: Column) -> Column:
     """What terms.urn_iri accepts (before iri_safe): starts with ``urn:`` (any case) and has more."""
-    return F.lower(F.substring(text, 1, 4)) == F.lit("urn:")
+    return (F.lower(F.substring(text, 1, 4)) == F.lit("urn:")) & (F.length(text) > 4)
 
 
 # ---------------------------------------------------------------- N-Triples terms
@@ -113,7 +113,8 @@ def triples(*items: Column) -> Column:
 
 
 def _is_array(col: Column) -> bool:
-    return getattr(col, "_changeprov_array", False)
+    # not getattr: a Column answers any unknown attribute with a field reference
+    return bool(col.__dict__.get("_changeprov_array", False))
 
 
 def array_of(col: Column) -> Column:

@@ -92,3 +92,26 @@ def test_quarantine_reason_names_the_field(line, reason, field):
 
 def test_blank_lines_are_blank_not_quarantined():
     assert map_line(b"   \t").blank and map_line(b"").blank
+
+
+ASPECT_VALUES = ['{"fields": 5}', '{"fields": true}', '{"fields": [1, "x", {"fieldPath": 3}]}',
+                 '{"upstreams": {"a": 1}}', '{"upstreams": [{"dataset": 7}]}', '{"tags": "urn:li:tag:x"}',
+                 '{"tags": [{"tag": ["urn:li:tag:x"]}]}', '{"owners": [{"owner": "not a urn"}]}',
+                 '{"fineGrainedLineages": [{"upstreams": "x", "downstreams": [1]}]}', '[]', '"text"', '42',
+                 '{"inputs": [null]}', '{"removed": "yes"}', '{"timestampMillis": -1, "status": "STARTED"}']
+ASPECTS = ["schemaMetadata", "upstreamLineage", "globalTags", "ownership", "glossaryTerms", "domains",
+           "dataJobInputOutput", "status", "dataProcessInstanceInput", "dataProcessInstanceRunEvent"]
+
+
+@pytest.mark.parametrize("aspect", ASPECTS)
+@pytest.mark.parametrize("value", ASPECT_VALUES)
+def test_odd_aspect_shapes_never_crash(aspect, value):
+    import json
+
+    line = json.dumps({"entityUrn": "urn:li:dataset:(urn:li:dataPlatform:x,y,PROD)", "entityType": "dataset",
+                       "aspectName": aspect, "changeType": "UPSERT",
+                       "created": {"time": 1, "actor": "urn:li:corpuser:a"},
+                       "aspect": {"value": value, "contentType": "application/json"},
+                       "previousAspectValue": {"value": value, "contentType": "application/json"}}).encode()
+    result = map_line(line)  # must not raise
+    assert result.quarantine is not None or result.triples
