@@ -1,0 +1,54 @@
+"""Spark's line decoding gives the reference decoder's outcome for every hostile case."""
+
+from __future__ import annotations
+
+import pytest
+from pyspark.sql import functions as F
+
+from changeprov.mapping.mapper import map_line
+from changeprov.spark.decode import decode
+from conftest import load_shared_module
+
+pytestmark = pytest.mark.spark
+
+EXTRA = {
+    "ok": b'{"eventType":"entityCreated","entityType":"t","entityId":"a","timestamp":1}',
+    "scalar-with-trailing-data": b"1 2",
+    "deep-unbalanced": b'{"a":' + b"[" * 200,
+    "blank-spaces": b"  \t ",
+    "datahub-mcl": b'{"entityUrn":"urn:li:x","aspectName":"status","changeType":"UPSERT"}',
+    "unknown-family": b'{"hello":"world"}',
+}
+
+
+def reference_decode_outcome(raw: bytes) -> str:
+    result = map_line(raw)
+    if result.blank:
+        return "blank"
+    if result.quarantine and result.quarantine.reason in (
+            "BAD_ENCODING", "TOO_LARGE", "MALFORMED_JSON", "NOT_AN_OBJECT", "UNKNOWN_FAMILY"):
+        return result.quarantine.reason
+    return "decoded"
+
+
+def test_decode_matches_the_reference_on_hostile_lines(spark, tmp_path):
+    hostile = load_shared_module("conformance/fuzz/hostile_events.py", "hostile_events")
+    cases = {k: v.encode("utf-8", "surrogatepass") for k, v in hostile.RAW_CASES.items() if len(v) < 1_000_000}
+    cases.update(hostile.RAW_BYTES_CASES)
+    cases.update(EXTRA)
+    names = sorted(cases)
+    path = tmp_path / "lines.jsonl"
+    path.write_bytes(b"".join(cases[n] + b"\n" for n in names))
+    rows = (decode(spark.read.option("lineSep", "\n").text(str(path))
+                   .withColumn("_n", F.monotonically_increasing_id()))
+            .orderBy("_n").select("blank", "rejected", "family").collect())
+    got = {}
+    for name, r in zip(names, rows):
+        if r.blank:
+            got[name] = "blank"
+        elif r.rejected is not None:
+            got[name] = r.rejected.reason
+        else:
+            got[name] = "decoded" if r.family else "UNKNOWN_FAMILY"
+    want = {name: reference_decode_outcome(cases[name]) for name in names}
+    assert got == want

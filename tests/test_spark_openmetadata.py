@@ -1,0 +1,224 @@
+"""The Spark OpenMetadata mapper (changeprov.spark.openmetadata) equals the reference mapper.
+
+Every line goes through the whole Spark per-line pipeline (decode + family mappers) and through
+changeprov.mapping.mapper.map_line; outcomes (reason or family) and triple sets must be equal.
+"""
+
+from __future__ import annotations
+
+import os as _os
+
+import pytest as _pytest
+
+if not _os.environ.get("CHANGEPROV_SPARK_MAPPERS"):
+    # The Spark family mappers are written but Spark needs minutes (or runs out of heap) to plan
+    # and compile their expressions; until they are restructured (issue 4) these tests would blow
+    # the suite's time budget. CHANGEPROV_SPARK_MAPPERS=1 runs them.
+    _pytest.skip("Spark family mappers not yet plannable in reasonable time (issue 4); "
+                 "set CHANGEPROV_SPARK_MAPPERS=1 to run", allow_module_level=True)
+
+
+import json
+from pathlib import Path
+
+import pytest
+
+from spark_support import diff_report, reference_outcomes, spark_outcomes
+
+GOLDEN = Path(__file__).parent / "golden"
+
+pytestmark = pytest.mark.spark
+
+
+def _compare(spark, lines: list[bytes], tmp_path: Path) -> None:
+    got = spark_outcomes(spark, lines, tmp_path)
+    want = reference_outcomes(lines)
+    assert got == want, diff_report(lines, got, want)
+
+
+def _line(obj) -> bytes:
+    return json.dumps(obj, allow_nan=True, ensure_ascii=False).encode("utf-8", "surrogatepass")
+
+
+# ---------------------------------------------------------------- hand-made hostile events
+
+BASE = {"id": "e-1", "eventType": "entityUpdated", "entityType": "table", "entityId": "t-1",
+        "entityFullyQualifiedName": "svc.db.sch.orders", "timestamp": 1700000000000, "userName": "alice",
+        "previousVersion": 0.1, "currentVersion": 0.2}
+LEGACY = {"eventType": "entityUpdated", "entityType": "table", "entityId": "t-1",
+          "dateTime": "2024-03-01T08:00:00Z", "userName": "alice", "previousVersion": 1.0, "currentVersion": 1.1}
+LINEAGE = {"id": "l-1", "eventType": "entityLineageAdded", "entityType": "table", "entityId": "t-2",
+           "timestamp": 1700000000000, "userName": "bob",
+           "entity": {"fromEntity": {"type": "table", "id": "t-1", "fullyQualifiedName": "a.b"},
+                      "toEntity": {"type": "table", "id": "t-2"},
+                      "lineageDetails": {"sqlQuery": "insert …", "source": "QueryLineage",
+                                         "pipeline": {"type": "pipeline", "id": "p-1"},
+                                         "columnsLineage": [{"toColumn": "a.b.c", "fromColumns": ["x.y.z", "x.y.w"],
+                                                             "function": "concat"}, {"toColumn": ""}]}}}
+
+
+def _with(base: dict, **changes) -> dict:
+    out = dict(base)
+    for k, val in changes.items():
+        if val is _DROP:
+            out.pop(k, None)
+        else:
+            out[k] = val
+    return out
+
+
+_DROP = object()
+
+
+def _changes(*items, **extra) -> dict:
+    return _with(BASE, changeDescription={"fieldsAdded": [], "fieldsUpdated": list(items), "fieldsDeleted": [],
+                                          **extra})
+
+
+def _tags(*fqns, source="Classification"):
+    return [{"tagFQN": f, "source": source} for f in fqns]
+
+
+HOSTILE: list = [
+    BASE,
+    _with(BASE, eventType=_DROP), _with(BASE, eventType=None), _with(BASE, eventType=""), _with(BASE, eventType=3),
+    _with(BASE, eventType="entityExploded"), _with(BASE, eventType="EntityCreated"),
+    _with(BASE, entityType=_DROP), _with(BASE, entityType=[]), _with(BASE, entityId=""), _with(BASE, entityId=7),
+    _with(BASE, timestamp=None), _with(BASE, timestamp="1700000000000"), _with(BASE, timestamp=True),
+    _with(BASE, timestamp=-1), _with(BASE, timestamp=253402300800000), _with(BASE, timestamp=253402300799999),
+    _with(BASE, timestamp=0), _with(BASE, timestamp=1.5e12), _with(BASE, timestamp=1700000000000.0),
+    _with(BASE, timestamp=0.0), _with(BASE, timestamp=10**30), _with(BASE, timestamp=-(2**63) - 1),
+    b'{"eventType":"entityCreated","entityType":"table","entityId":"t","timestamp":1700000000000.000}',
+    b'{"eventType":"entityCreated","entityType":"table","entityId":"t","timestamp":17e11}',
+    b'{"eventType":"entityCreated","entityType":"table","entityId":"t","timestamp":' + b"1" * 45 + b"}",
+    b'{"eventType":"entityCreated","entityType":"table","entityId":"t","Timestamp":1.5,"timestamp":5}',
+    b'{"eventType":"entityCreated","entityType":"table","entityId":"t","timestamp":5,"TIMESTAMP":1.5}',
+    _with(BASE, userName=""), _with(BASE, userName=5), _with(BASE, userName="a b#c%d<e>\"f"),
+    _with(BASE, userName="tab\there"), _with(BASE, userName="caf\u00e9 \u65e5\u672c \U0001F600"),
+    _with(BASE, userName="\u0085x"), _with(BASE, userName="\ufffd"), _with(BASE, userName="no\u00a0break"),
+    _with(BASE, id=""), _with(BASE, id=_DROP), _with(BASE, id=12),
+    _with(BASE, currentVersion="0.2"), _with(BASE, previousVersion="0.1"), _with(BASE, currentVersion=True),
+    _with(BASE, currentVersion=1e15), _with(BASE, currentVersion=1e-7), _with(BASE, currentVersion=0.1234567890123456),
+    _with(BASE, currentVersion=123456789012345), _with(BASE, currentVersion=-0.0), _with(BASE, currentVersion=2),
+    _with(BASE, previousVersion=_DROP), _with(BASE, previousVersion=_DROP, changeDescription={"previousVersion": 0.1}),
+    _with(BASE, previousVersion=_DROP, changeDescription="x"), _with(BASE, changeDescription="x"),
+    _with(BASE, previousVersion=_DROP, changeDescription={"previousVersion": "0.1"}),
+    _with(BASE, previousVersion=0.2), _with(BASE, eventType="entityCreated", previousVersion=_DROP),
+    _with(BASE, eventType="entityDeleted"), _with(BASE, eventType="entitySoftDeleted"),
+    _with(BASE, entity='{"a": 1}'), _with(BASE, entity='{"a": 1,}'), _with(BASE, entity='{"a": 1, "a": 2}'),
+    _with(BASE, entity='{"a": NaN}'), _with(BASE, entity='{"a": 1} x'), _with(BASE, entity='[1] '),
+    _with(BASE, entity="null"), _with(BASE, entity='"text"'), _with(BASE, entity=""), _with(BASE, entity="\ufeff{}"),
+    _with(BASE, entity='{"a": "\\ud800"}'), _with(BASE, entity='{"a": "x\ny"}'), _with(BASE, entity=5),
+    _with(BASE, entity=True), _with(BASE, entity=[1, {"b": 1.50}]), _with(BASE, entity="[" * 129 + "]" * 129),
+    _with(BASE, entity='{"n": 1e999}'),
+    _with(BASE, entityType="a b", entityId="x#y%z"), _with(BASE, entityId="id\u0000x"),
+    _with(BASE, entityId="\ue000"), _with(BASE, entityFullyQualifiedName=5), _with(BASE, entityFullyQualifiedName=""),
+    _with(BASE, userId="u1"), _with(BASE, userId=1), _with(BASE, impersonatedBy="bot x"),
+    _with(BASE, impersonatedBy="bot\x7f"), _with(BASE, impersonatedBy=""), _with(BASE, impersonatedBy=[]),
+    _with(BASE, recursive=True), _with(BASE, recursive="yes"),
+    _with(BASE, changeDescription={"changeSummary": {"b": 1, "a": [1.0, None]}}),
+    _with(BASE, changeDescription={"changeSummary": []}), _with(BASE, changeDescription={}),
+    _changes({"name": "description", "oldValue": "a", "newValue": "b"}),
+    _changes({"name": "description", "oldValue": None, "newValue": 1.5}, {"name": "x", "newValue": {"k": [1]}}),
+    _changes("not an object"), _changes({"name": ""}), _changes({"name": 3}), _changes({"newValue": 1}),
+    _with(BASE, changeDescription={"fieldsAdded": "x"}), _with(BASE, changeDescription={"fieldsDeleted": {}}),
+    _changes({"name": "tags", "oldValue": json.dumps(_tags("PII.Sensitive", "Tier.Tier1")),
+              "newValue": json.dumps(_tags("PII.Sensitive") + _tags("Glossary.Term", source="Glossary"))}),
+    _changes({"name": "columns.c1.tags", "oldValue": "[]", "newValue": json.dumps(_tags("PII.None"))}),
+    _changes({"name": "tags", "oldValue": "[", "newValue": "{not json"}),
+    _changes({"name": "tags", "oldValue": "[]", "newValue": json.dumps(_tags("a\tb"))}),
+    _changes({"name": "tags", "oldValue": "[]", "newValue": json.dumps(_tags("a b#c"))}),
+    _changes({"name": "tags", "oldValue": "[]", "newValue": json.dumps([{"tagFQN": 1}])}),
+    _changes({"name": "tags", "oldValue": "[]", "newValue": json.dumps([{"tagFQN": "t", "source": 1}])}),
+    _changes({"name": "tags", "newValue": [{"tagFQN": "t", "source": "Glossary"}, {"tagFQN": "t"}, 5, None]}),
+    _with(BASE, changeDescription={"fieldsAdded": [{"name": "tags", "newValue": _tags("x")}],
+                                   "fieldsDeleted": [{"name": "tags", "oldValue": _tags("y", "x\u2028")}]}),
+    _changes({"name": "owners", "oldValue": [{"name": "alice", "type": "user"}],
+              "newValue": json.dumps([{"name": "data team", "type": "team"}, {"name": "bob"}])}),
+    _changes({"name": "owner", "oldValue": '{"name": "eve", "type": "user"}', "newValue": None}),
+    _changes({"name": "owners", "newValue": [{"name": "x\x01", "type": "user"}]}),
+    _changes({"name": "owners", "newValue": [{"name": "x", "type": 1}]}),
+    _changes({"name": "columns", "oldValue": json.dumps([{"name": "a", "dataType": "INT"}, {"name": "b"}]),
+              "newValue": json.dumps([{"name": "a", "dataType": "BIGINT"}, {"fullyQualifiedName": "z.c"}])}),
+    _changes({"name": "columns", "newValue": [{"name": "a"}]}, entityFullyQualifiedName=None),
+    _changes({"name": "columns", "newValue": [{"fullyQualifiedName": 3}]}),
+    _changes({"name": "columns", "newValue": [{"fullyQualifiedName": "a b", "name": 3}]}),
+    _changes({"name": "pipelineStatus", "newValue": {
+        "timestamp": 1700000000000, "executionStatus": "Successful", "endTime": 1700000001000,
+        "executedBy": {"name": "ops team", "type": "team"},
+        "inputs": [{"datasetFQN": "a.b"}, 3], "outputs": [{"datasetFQN": "c.d"}]}}),
+    _changes({"name": "pipelineStatus", "newValue": {"executionId": "run-1", "timestamp": -5}}),
+    _changes({"name": "pipelineStatus", "newValue": {"executionStatus": 3}}),
+    _changes({"name": "pipelineStatus", "newValue": {"timestamp": 1, "executedBy": {"name": "a\x00"}}}),
+    _changes({"name": "pipelineStatus", "newValue": {"timestamp": 1, "endTime": "x"}}),
+    _changes({"name": "pipelineStatus", "newValue": {"timestamp": "1"}}),
+    _changes({"name": "pipelineStatus", "newValue": {"timestamp": 1, "inputs": [{"datasetFQN": 1}]}}),
+    _changes({"name": "pipelineStatus", "newValue": '{"timestamp": 1}'}),
+    # lineage
+    LINEAGE, _with(LINEAGE, eventType="entityLineageDeleted"), _with(LINEAGE, entity=_DROP),
+    _with(LINEAGE, entity=json.dumps(LINEAGE["entity"])), _with(LINEAGE, entity="null"), _with(LINEAGE, entity=[]),
+    _with(LINEAGE, entity={"toEntity": {"type": "table", "id": "t"}}),
+    _with(LINEAGE, entity={"fromEntity": {"type": "table", "id": "t"}, "toEntity": {"type": "table", "id": ""}}),
+    _with(LINEAGE, entity={"fromEntity": {"type": "table", "id": "t"}, "toEntity": {"type": "tab le", "id": "\x02"}}),
+    _with(LINEAGE, entity={"fromEntity": {"type": "t", "id": "1", "fullyQualifiedName": 1}, "toEntity": {"type": "t",
+                                                                                                      "id": "2"}}),
+    _with(LINEAGE, entity={**LINEAGE["entity"], "lineageDetails": []}),
+    _with(LINEAGE, entity={**LINEAGE["entity"], "lineageDetails": {"pipeline": {"type": "pipeline"}}}),
+    _with(LINEAGE, entity={**LINEAGE["entity"], "lineageDetails": {"pipeline": {}}}),
+    _with(LINEAGE, entity={**LINEAGE["entity"], "lineageDetails": {"columnsLineage": [5]}}),
+    _with(LINEAGE, entity={**LINEAGE["entity"], "lineageDetails": {"columnsLineage": [{"toColumn": "a",
+                                                                                      "fromColumns": [1]}]}}),
+    _with(LINEAGE, entity={**LINEAGE["entity"], "lineageDetails": {"columnsLineage": [{"toColumn": "a",
+                                                                                      "fromColumns": ["b"],
+                                                                                      "function": 5}]}}),
+    _with(LINEAGE, entity={**LINEAGE["entity"], "lineageDetails": {"columnsLineage": [{"toColumn": "a\x03",
+                                                                                      "fromColumns": 1}]}}),
+    _with(LINEAGE, entity={**LINEAGE["entity"], "lineageDetails": {"columnsLineage": [{"toColumn": "",
+                                                                                      "fromColumns": 1}]}}),
+    _with(LINEAGE, entity={**LINEAGE["entity"], "lineageDetails": {"sqlQuery": 1}}),
+    _with(LINEAGE, entityFullyQualifiedName=1, userName="bad\nuser"),
+    # legacy dateTime
+    LEGACY, _with(LEGACY, dateTime="2024-03-01T09:30:00.123999+01:30"), _with(LEGACY, dateTime="2024-02-29T00:00:00Z"),
+    _with(LEGACY, dateTime="2023-02-29T00:00:00Z"), _with(LEGACY, dateTime="2024-03-01 08:00:00Z"),
+    _with(LEGACY, dateTime="2024-03-01T24:00:00Z"), _with(LEGACY, dateTime="2024-03-01T23:59:60Z"),
+    _with(LEGACY, dateTime="2024-03-01T08:00:00+24:00"), _with(LEGACY, dateTime="1970-01-01T00:00:00.000-00:01"),
+    _with(LEGACY, dateTime="1970-01-01T00:00:00+00:01"), _with(LEGACY, dateTime="0000-01-01T00:00:00Z"),
+    _with(LEGACY, dateTime="9999-12-31T23:59:59.9999Z"), _with(LEGACY, dateTime="9999-12-31T23:59:59-00:01"),
+    _with(LEGACY, dateTime="2024-03-01t08:00:00z"), _with(LEGACY, dateTime="2024-03-01T08:00:00Z\n"),
+    _with(LEGACY, dateTime="2024-03-01T08:00:00.1234567890Z"), _with(LEGACY, dateTime="1900-03-01T08:00:00Z"),
+    _with(LEGACY, dateTime="2100-02-29T00:00:00Z"), _with(LEGACY, dateTime="2000-02-29T00:00:00Z"),
+    _with(LEGACY, dateTime=""), _with(LEGACY, dateTime=17), _with(LEGACY, eventType="entitySoftDeleted"),
+    _with(LEGACY, eventType="entityCreated"), _with(LEGACY, eventType="entityDeleted", id="x"),
+    _with(LEGACY, dateTime="٢٠٢٤-03-01T08:00:00Z"),
+]
+
+
+@pytest.mark.parametrize("source", ["corpus", "golden", "hostile"])
+def test_spark_equals_reference(spark, tmp_path, source, request):
+    if source == "corpus":
+        shared = request.getfixturevalue("shared_dir")
+        lines = (shared / "corpus/openmetadata/change_events.jsonl").read_bytes().splitlines()
+    elif source == "golden":
+        lines = [p.read_bytes().strip(b"\n") for p in sorted(GOLDEN.glob("om-*.jsonl"))]
+    else:
+        lines = [x if isinstance(x, bytes) else _line(x) for x in HOSTILE]
+    assert lines
+    _compare(spark, lines, tmp_path)
+
+
+def test_hostile_events_property(spark, tmp_path_factory, shared_dir):
+    """hostile_change_events() from ../shared: batches of 30 generated events per example."""
+    from conftest import load_shared_module
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    hostile = load_shared_module("conformance/fuzz/hostile_events.py", "hostile_events")
+
+    @settings(max_examples=5, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(st.lists(hostile.hostile_change_events(), min_size=30, max_size=30))
+    def run(events):
+        lines = [json.dumps(e, allow_nan=True).encode("utf-8", "surrogatepass") for e in events]
+        lines = [x for x in lines if len(x) < 1_000_000 and b"\n" not in x]
+        _compare(spark, lines, tmp_path_factory.mktemp("hyp"))
+
+    run()
