@@ -1,0 +1,51 @@
+"""The CLI shell: version, help, exit codes, and the one-line Java error."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from changeprov import __version__
+from changeprov.cli import main
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0 and capsys.readouterr().out.strip() == f"changeprov {__version__}"
+
+
+def test_help_lists_the_commands(capsys):
+    assert main([]) == 0
+    out = capsys.readouterr().out
+    for name in ("demo", "export", "generate", "map", "vocab"):
+        assert name in out
+
+
+def test_bad_input_is_exit_2_with_a_message_not_a_traceback(tmp_path, capsys):
+    assert main(["map", str(tmp_path / "missing.jsonl"), "--out", str(tmp_path / "o.nt"),
+                 "--quarantine", str(tmp_path / "q.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert "missing.jsonl" in err and "Traceback" not in err
+
+
+def test_missing_java_is_one_line_saying_what_to_install(tmp_path):
+    env = {"PATH": str(tmp_path), "JAVA_HOME": str(tmp_path / "no-java")}
+    proc = subprocess.run([sys.executable, "-m", "changeprov.javacheck"], env=env, capture_output=True, text=True)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Java 17" in lines[0] and "install" in lines[0]
+
+
+def test_reference_map_command_counts_add_up(tmp_path, capsys):
+    src = tmp_path / "in.jsonl"
+    src.write_text('{"eventType":"entityCreated","entityType":"table","entityId":"a","timestamp":1}\n\n[1]\n')
+    assert main(["map", str(src), "--out", str(tmp_path / "o.nt"), "--quarantine", str(tmp_path / "q.jsonl"),
+                 "--format", "json"]) == 0
+    import json
+
+    counts = json.loads(capsys.readouterr().out)
+    assert (counts["lines_read"], counts["blank"], counts["mapped"], counts["quarantined"]) == (3, 1, 1, 1)
+    assert json.loads((tmp_path / "q.jsonl").read_text())["line"] == 3
