@@ -40,6 +40,9 @@ REASONS: dict[str, str] = {
 
 MAX_BYTES = 8 * 2**20
 MAX_DEPTH = 128
+# Object keys longer than this are refused: it is the limit of the JSON parser under Spark (Jackson's
+# StreamReadConstraints.maxNameLength), and both implementations must quarantine the same lines.
+MAX_KEY_CHARS = 50_000
 RAW_LIMIT = 64 * 1024  # bytes of the raw line kept in a quarantine record
 
 
@@ -137,6 +140,9 @@ def _parse_constant(token: str) -> Any:
 
 
 def _pairs(pairs: list[tuple[str, Any]]) -> dict:
+    for key, _ in pairs:
+        if len(key) > MAX_KEY_CHARS:
+            raise Rejected("TOO_LARGE", f"object key of {len(key)} characters exceeds the limit of {MAX_KEY_CHARS}")
     obj = dict(pairs)
     if len(obj) != len(pairs):
         seen: set[str] = set()

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from changeprov.mapping.decode import MAX_BYTES, MAX_DEPTH
+from changeprov.mapping.decode import MAX_BYTES, MAX_DEPTH, MAX_KEY_CHARS
 from changeprov.mapping.vocab import rules
 
 WS = " \t\r\n"
@@ -36,29 +36,46 @@ def max_depth(text: Column) -> Column:
     return state["m"]
 
 
-def _trailing_data(text: Column) -> Column:
-    """try_parse_json accepts `{..}garbage` and `{..}{..}`; json.loads does not."""
+# No alternation inside a repetition anywhere: Java's regex engine recurses once per repetition of
+# such a group, and a long string of escapes overflows the stack. Escapes go first, then strings.
+_ESCAPE = r"\\."
+_NOT_SKELETON = r'"[^"]*"|[^\[\]{}"]+'
+
+
+def _skeleton_length(text: Column) -> Column:
+    """How many brackets ``text`` has outside JSON strings (plus any stray, unterminated quote)."""
+    return F.length(F.regexp_replace(F.regexp_replace(text, _ESCAPE, ""), _NOT_SKELETON, ""))
+
+
+def _trailing_data(text: Column, parsed: Column | None = None) -> Column:
+    """try_parse_json accepts `{..}garbage` and `{..}{..}`; json.loads does not.
+
+    For a parsed object or array, trailing data shows either as a last character that is no closing
+    bracket or as brackets (or a stray quote) the parsed value does not have: its canonical JSON
+    keeps exactly the first value's brackets, string contents aside, so the counts differ.
+    """
+    parsed = F.try_parse_json(text) if parsed is None else parsed
     trimmed = F.btrim(text, F.lit(WS))
-    no_escapes = F.regexp_replace(trimmed, r"\\.", "")
-    bare = F.regexp_replace(no_escapes, r'"[^"]*"', '""')
-    skeleton = F.regexp_replace(bare, r"[^\[\]{}]", "")
-    closes_early = F.exists(
-        F.sequence(F.lit(1), F.greatest(F.length(skeleton) - 1, F.lit(1))),
-        lambda i: (F.length(skeleton) > 1)
-        & (_count(F.substring(skeleton, 1, i), r"[\[{]") == _count(F.substring(skeleton, 1, i), r"[\]}]")))
+    extra = _skeleton_length(trimmed) != _skeleton_length(F.to_json(parsed))
     starts_structured = trimmed.startswith("{") | trimmed.startswith("[")
-    scalar = r'^(-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?|true|false|null|"([^"\\]|\\.)*")$'
-    return F.when(starts_structured, ~(bare.endswith("}") | bare.endswith("]")) | closes_early) \
-        .otherwise(~trimmed.rlike(scalar))
+    scalar = r'^(-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?|true|false|null|"[^"]*")$'
+    closed = trimmed.endswith("}") | trimmed.endswith("]")
+    return F.when(starts_structured, ~closed | F.coalesce(extra, F.lit(True))).otherwise(~F.regexp_replace(trimmed, _ESCAPE, "").rlike(scalar))
+
+
+_BIG_NUMBER = r"[0-9]{300}|[eE][+]?0*[0-9]{3}"
 
 
 def _overflowing_number(text: Column) -> Column:
-    """A number Spark would turn into a string "Infinity" (json.loads gives inf or a huge int)."""
-    bare = F.regexp_replace(F.regexp_replace(text, r"\\.", ""), r'"[^"]*"', '""')
-    tokens = F.regexp_extract_all(bare, F.lit(r"-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?"), 0)
-    return F.when(bare.rlike(r"[0-9]{300}|[eE][+]?0*[0-9]{3}"),
-                  F.exists(tokens, lambda t: F.abs(t.cast("double")) == F.lit(float("inf")))) \
-        .otherwise(F.lit(False))
+    """A number Spark would turn into a string "Infinity" (json.loads gives inf or a huge int).
+
+    The raw-text guard is cheap and rarely true; only then are the number tokens looked at."""
+    def exact() -> Column:
+        bare = F.regexp_replace(F.regexp_replace(text, r"\\.", ""), r'"[^"]*"', '""')
+        tokens = F.regexp_extract_all(bare, F.lit(r"-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?"), 0)
+        return F.when(bare.rlike(_BIG_NUMBER),
+                      F.exists(tokens, lambda t: F.abs(t.cast("double")) == F.lit(float("inf"))))
+    return F.coalesce(F.when(text.rlike(_BIG_NUMBER), exact()), F.lit(False))
 
 
 def _lone_surrogate_only(text: Column) -> Column:
@@ -66,6 +83,11 @@ def _lone_surrogate_only(text: Column) -> Column:
     and the reference decoder then rejects the lone surrogate as BAD_ENCODING."""
     fixed = F.regexp_replace(text, r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}", "x")
     return text.rlike(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}") & F.try_parse_json(fixed).isNotNull()
+
+
+def _long_key(text: Column) -> Column:
+    """A string longer than MAX_KEY_CHARS followed by a colon: an object key Spark's parser refuses."""
+    return F.regexp_replace(text, _ESCAPE, "_").rlike('"[^"]{%d,}"[ \t\r\n]*:' % (MAX_KEY_CHARS + 1))
 
 
 def reject(reason: str, detail) -> Column:
@@ -89,7 +111,9 @@ def decode(lines: DataFrame) -> DataFrame:
               reject("TOO_LARGE", f"nested deeper than {MAX_DEPTH} levels"))
         .when(parsed.isNull() & _lone_surrogate_only(value),
               reject("BAD_ENCODING", "lone UTF-16 surrogate escape (\\uD800-\\uDFFF not in a valid pair)"))
-        .when(parsed.isNull() | _trailing_data(value) | _overflowing_number(value),
+        .when(parsed.isNull() & _long_key(value),
+              reject("TOO_LARGE", f"an object key exceeds the limit of {MAX_KEY_CHARS} characters"))
+        .when(parsed.isNull() | _trailing_data(value, parsed) | _overflowing_number(value),
               reject("MALFORMED_JSON", "not one valid JSON value (syntax, trailing data, duplicate key, NaN or "
                                        "a number out of range)"))
         .when(~F.substring(F.to_json(parsed), 1, 1).eqNullSafe("{"),

@@ -1,8 +1,11 @@
 """The contract between the Spark job and its per-family mappers.
 
-A family mapper is a function ``(v: Column) -> Family`` over the decoded event (a variant). Its
-columns are evaluated only for rows of that family (inside CASE WHEN), with Spark SQL functions
-only, and must reproduce changeprov.mapping's output for the same event exactly:
+A family mapper is a function ``(plan: Plan) -> Family``. It reads the decoded event from the
+columns ``v`` (the variant) and ``value`` (the raw line), binds every intermediate value it uses more
+than once to a staged column (``plan.bind``, see changeprov.spark.stages), and returns the three
+outputs as expressions over those columns. Plan columns are guarded by ``family = <name>``, so they
+are evaluated only for rows of that family. Spark SQL functions only; the outputs must reproduce
+changeprov.mapping's output for the same event exactly:
 
 * ``triples``: array<string> of N-Triples lines (sqlterms.triple), as the reference mapper emits;
 * ``rejected``: null, or struct<reason string, detail string> with the reason the reference
@@ -16,6 +19,8 @@ from typing import Callable, NamedTuple
 
 from pyspark.sql import Column
 
+from changeprov.spark.stages import Plan
+
 
 class Family(NamedTuple):
     triples: Column
@@ -23,7 +28,7 @@ class Family(NamedTuple):
     ms: Column
 
 
-FamilyMapper = Callable[[Column], Family]
+FamilyMapper = Callable[[Plan], Family]
 
 
 def mappers() -> dict[str, FamilyMapper]:

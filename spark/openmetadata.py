@@ -28,6 +28,7 @@ from changeprov.mapping.terms import IRI_ESCAPES
 from changeprov.mapping.vocab import ID, OM_ENTITY, expand, rules
 from changeprov.spark.decode import _count, _overflowing_number, _trailing_data, max_depth, reject
 from changeprov.spark.family import Family
+from changeprov.spark.stages import Plan
 from changeprov.spark.sqlterms import MAX_MS, bad_identifier, minted, ms_to_xsd
 
 FAMILY, LEGACY = "openmetadata", "openmetadata-legacy"
@@ -142,10 +143,25 @@ _KINDS = {"OBJECT": "object", "ARRAY": "array", "STRING": "string", "BOOLEAN": "
 
 def kind(x: Column) -> Column:
     """JSON type of a variant: object, array, string, boolean, null (JSON null), integer, decimal,
-    double (Spark's typing: 1.0 is an integer); SQL NULL when absent. Mentions ``x`` once."""
-    s = F.regexp_replace(F.schema_of_variant(x), r"(?s)^(OBJECT|ARRAY)<.*$", "$1")
-    s = F.regexp_replace(F.regexp_replace(s, r"^DECIMAL\(\d+,0\)$", "INTEGRAL"), r"^DECIMAL\(\d+,\d+\)$", "DECIMAL")
-    return F.try_element_at(table(_KINDS), s)
+    double (Spark's typing: 1.0 is an integer); SQL NULL when absent.
+
+    Objects are told by a cast to an empty struct (no field is read); only arrays and scalars pay
+    for schema_of_variant, which walks the whole value and is costly on big objects."""
+    schema = F.schema_of_variant(x)
+    if not _is_leaf(x):  # mention a computed value once only (trees do not share subtrees)
+        s = F.regexp_replace(schema, r"(?s)^(OBJECT|ARRAY)<.*$", "$1")
+        s = F.regexp_replace(F.regexp_replace(s, r"^DECIMAL\(\d+,0\)$", "INTEGRAL"), r"^DECIMAL\(\d+,\d+\)$", "DECIMAL")
+        return F.try_element_at(table(_KINDS), s)
+    scalar = F.try_element_at(table(_KINDS), F.regexp_replace(F.regexp_replace(
+        schema, r"^DECIMAL\(\d+,0\)$", "INTEGRAL"), r"^DECIMAL\(\d+,\d+\)$", "DECIMAL"))
+    return (F.when(x.isNull(), F.lit(None)).when(F.is_variant_null(x), F.lit("null"))
+            .when(F.try_variant_get(x, "$", "struct<>").isNotNull(), F.lit("object"))
+            .when(F.startswith(schema, F.lit("ARRAY")), F.lit("array")).otherwise(scalar))
+
+
+def _is_leaf(x: Column) -> bool:
+    """A column or lambda-variable reference (cheap to mention several times)."""
+    return "(" not in str(x)
 
 
 def has(x: Column) -> Column:
@@ -253,7 +269,8 @@ def cat(*arrays: Column) -> Column:
 
 
 def flat(array_of_arrays: Column) -> Column:
-    return F.coalesce(F.flatten(array_of_arrays), F.array().cast(EMPTY))
+    """Concatenated inner arrays; null inner arrays count as empty (flatten alone gives null)."""
+    return F.coalesce(F.flatten(F.filter(array_of_arrays, lambda a: a.isNotNull())), F.array().cast(EMPTY))
 
 
 # ---------------------------------------------------------------- strict embedded JSON (decode.loads_strict)
@@ -404,178 +421,154 @@ def _rule_maps(family: str) -> dict:
 # ---------------------------------------------------------------- the mapper
 
 
-def openmetadata(v: Column, raw: Column | None = None) -> Family:
-    """``raw``: the line's text (default: the decoded DataFrame's ``value`` column)."""
-    return _family(v, raw, legacy=False)
+def openmetadata(plan: Plan) -> Family:
+    return _map(plan, legacy=False)
 
 
-def openmetadata_legacy(v: Column, raw: Column | None = None) -> Family:
-    return _family(v, raw, legacy=True)
+def openmetadata_legacy(plan: Plan) -> Family:
+    return _map(plan, legacy=True)
 
 
-def _family(v: Column, raw: Column | None, *, legacy: bool) -> Family:
-    """Each output is built inside one ``let``: higher-order functions are interpreted (codegen
-    fallback), so the generated Java code stays small instead of failing to compile."""
-    inputs = {"v": v, "raw": F.col("value") if raw is None else raw}
-
-    def part(name):
-        return let(inputs, lambda c: getattr(_map(c["v"], legacy=legacy, raw=c["raw"]), name))
-
-    return Family(part("triples"), part("rejected"), part("ms"))
+def _version(plan: Plan, name: str, x: Column, path: str, errs: list) -> Column:
+    """openmetadata._version: the lexical form (bound) and its checks appended to ``errs``."""
+    lex = plan.bind(name + "_lex", version_lexical(x))
+    errs.append(check(x, NUM, path))
+    errs.append(F.when(has(x) & lex["bad"], reject("BAD_TYPE", f"{path}: version out of range or too precise")))
+    return F.when(has(x), lex["lexical"])
 
 
-def _map(v: Column, *, legacy: bool, raw: Column) -> Family:
+def _map(plan: Plan, *, legacy: bool) -> Family:
+    """The reference's checks in its order, then its triples, over staged columns (stages.py)."""
     family = LEGACY if legacy else FAMILY
     maps = _rule_maps(family)
-    errs: list[Column] = []
-
-    event_type_v = fld(v, "eventType")
-    errs.append(check(event_type_v, STR, "eventType", required=True))
-    event_type = sval(event_type_v)
-    rule_iri = F.try_element_at(maps["event_type"], event_type)
-    errs.append(F.when(rule_iri.isNull(), reject("UNKNOWN_EVENT_TYPE", F.concat(
-        F.lit("eventType: "), F.coalesce(event_type, F.lit("?")), F.lit(f" is not a {family} event type")))))
-
-    entity_type_v, entity_id_v = fld(v, "entityType"), fld(v, "entityId")
-    errs.append(check(entity_type_v, STR, "entityType", required=True))
-    errs.append(check(entity_id_v, STR, "entityId", required=True))
-
+    v, raw = F.col("v"), F.col("value")
+    b = plan.bind
+    # stage 1: the event's fields, each fetched once
+    f = plan.binds(et_v=fld(v, "eventType"), etype_v=fld(v, "entityType"), eid_v=fld(v, "entityId"),
+                   user_v=fld(v, "userName"), id_v=fld(v, "id"), cur_v=fld(v, "currentVersion"),
+                   desc_v=fld(v, "changeDescription"), prev_v=fld(v, "previousVersion"), entity_v=fld(v, "entity"),
+                   fqn_v=fld(v, "entityFullyQualifiedName"), imp_v=fld(v, "impersonatedBy"),
+                   userid_v=fld(v, "userId"), recursive_v=fld(v, "recursive"))
     if legacy:
-        dt_v = fld(v, "dateTime")
-        errs.append(check(dt_v, STR, "dateTime", required=True))
-        ms = rfc3339_ms(sval(dt_v))
-        errs.append(F.when(ms.isNull(), reject("BAD_TIMESTAMP", "dateTime: not an RFC 3339 date-time in range")))
+        f["time_v"] = b("time_v", fld(v, "dateTime"))
     else:
-        ts_v = fld(v, "timestamp")
-        token = F.from_json(raw, "timestamp string")["timestamp"]  # the number as written: 1.0 is no integer
-        errs.append(F.when(~has(ts_v), reject("MISSING_FIELD", "timestamp is required")))
-        errs.append(F.when(~kind(ts_v).isin(*NUM) | ~token.rlike(r"^-?[0-9]+$"),
-                           reject("BAD_TYPE", "timestamp: expected an integer")))
-        ms_dec = token.try_cast("decimal(38,0)")
-        errs.append(F.when(~F.coalesce(ms_dec.between(0, MAX_MS), F.lit(False)),
-                           reject("BAD_TIMESTAMP", f"timestamp: epoch milliseconds out of range 0..{MAX_MS}")))
-        ms = ms_dec.cast("long")
-
-    user_v, id_v = fld(v, "userName"), fld(v, "id")
-    errs.append(check(user_v, STR, "userName"))
-    errs.append(check(id_v, STR, "id"))
-
-    def version(x: Column, path: str) -> Column:
-        lex = version_lexical(x)
-        errs.append(check(x, NUM, path))
-        errs.append(F.when(has(x) & lex["bad"], reject("BAD_TYPE", f"{path}: version out of range or too precise")))
-        return F.when(has(x), lex["lexical"])
-
-    current = version(fld(v, "currentVersion"), "currentVersion")
-    description_v = fld(v, "changeDescription")
-    prev_top_v = fld(v, "previousVersion")
-    previous_top = version(prev_top_v, "previousVersion")
-    errs.append(F.when(~has(prev_top_v), not_object(description_v, "changeDescription.previousVersion")))
-    previous_cd = version(F.when(~has(prev_top_v), fld(description_v, "previousVersion")),
-                          "changeDescription.previousVersion")
-    previous = F.coalesce(previous_top, previous_cd)
-
-    entity_v = fld(v, "entity")
-    entity_kind = kind(entity_v)
-    parsed = let({"t": sval(entity_v)}, lambda c: F.struct(*[x.alias(n) for n, x in zip(
-        ("v", "bad"), strict_json(c["t"]))]))
-    errs.append(F.when((entity_kind == "string") & parsed["bad"],
-                       reject("BAD_ASPECT_JSON", "entity: not valid JSON")))
-    errs.append(F.when(~entity_kind.isin("null", "string", "object", "array"),
-                       reject("BAD_TYPE", "entity: expected an object or a JSON string")))
-    state = F.when(entity_kind == "string", parsed["v"]).otherwise(entity_v)
-
-    base = {
-        "event_type": event_type, "entity_type": sval(entity_type_v), "entity_id": sval(entity_id_v),
-        "ms": ms, "user": sval(user_v), "event_id": sval(id_v), "current": current, "previous": previous,
-        "state": state, "description": description_v, "pattern": F.try_element_at(maps["pattern"], event_type),
-    }
-    errs.append(let(base, lambda c: _late_errors(v, c)))
-    triples = let(base, lambda c: let(
-        {**c, **_nodes(c)}, lambda c2: _triples(v, c2, maps)))
-    return Family(triples, F.coalesce(*errs), ms)
-
-
-def _nodes(c: dict) -> dict:
-    """The event and affected-entity IRI texts."""
-    event = F.when(truthy(c["event_id"]), minted("event", F.lit(FAMILY), c["event_id"])).otherwise(
-        minted("event", F.lit(FAMILY), c["entity_id"], c["event_type"], c["ms"].cast("string"),
-               F.coalesce(c["user"], F.lit("")), F.coalesce(c["current"], F.lit(""))))
-    is_lineage = c["pattern"].isin("lineage-add", "lineage-remove")
-    down = om_entity(sval(fld(fld(c["state"], "toEntity"), "type")), sval(fld(fld(c["state"], "toEntity"), "id")))
-    entity = F.when(is_lineage, down).otherwise(om_entity(c["entity_type"], c["entity_id"]))
-    return {"event": event, "entity": entity}
-
-
-def _late_errors(v: Column, c: dict) -> Column:
-    """The checks after the entity state, in the reference's order."""
-    is_lineage = c["pattern"].isin("lineage-add", "lineage-remove")
-    fqn_v = fld(v, "entityFullyQualifiedName")
-    user = c["user"]
-    imp_v = fld(v, "impersonatedBy")
-    imp = sval(imp_v)
-    description = c["description"]
-    return F.coalesce(
-        F.when(is_lineage, _lineage_errors(c["state"])),
-        F.when(~is_lineage, F.coalesce(ident(c["entity_type"], "entityId"), ident(c["entity_id"], "entityId"),
-                                       check(fqn_v, STR, "entityFullyQualifiedName"))),
-        F.when(truthy(user), ident(user, "userName")),
-        check(fqn_v, STR, "entityFullyQualifiedName"),
-        check(fld(v, "userId"), STR, "userId"),
-        check(imp_v, STR, "impersonatedBy"),
-        F.when(truthy(imp), ident(imp, "impersonatedBy")),
-        check(fld(v, "recursive"), BOOL, "recursive"),
-        not_object(description, "changeDescription.changeSummary"),
-        check(fld(description, "changeSummary"), OBJ, "changeDescription.changeSummary"),
-        _field_change_errors(description, sval(fqn_v)),
+        f["time_v"] = b("time_v", fld(v, "timestamp"))
+        f["token"] = b("token", F.from_json(raw, "timestamp string")["timestamp"])  # 1.0 is no integer
+    plan.next()
+    # stage 2: texts and kinds
+    s = plan.binds(et=sval(f["et_v"]), etype=sval(f["etype_v"]), eid=sval(f["eid_v"]), user=sval(f["user_v"]),
+                   event_id=sval(f["id_v"]), fqn=sval(f["fqn_v"]), imp=sval(f["imp_v"]), userid=sval(f["userid_v"]),
+                   entity_text=sval(f["entity_v"]), entity_kind=kind(f["entity_v"]),
+                   prev_cd_v=F.when(~has(f["prev_v"]), fld(f["desc_v"], "previousVersion")),
+                   summary_v=fld(f["desc_v"], "changeSummary"))
+    if legacy:
+        s["ms"] = b("ms_legacy", rfc3339_ms(sval(f["time_v"])))
+    else:
+        s["ms_dec"] = b("ms_dec", f["token"].try_cast("decimal(38,0)"))
+    errs: list[Column] = []
+    current = _version(plan, "cur", f["cur_v"], "currentVersion", errs)
+    previous_top = _version(plan, "prev", f["prev_v"], "previousVersion", errs)
+    plan.next()
+    # stage 3: rule lookups, the entity state, the other version
+    r = plan.binds(rule_iri=F.try_element_at(maps["event_type"], s["et"]),
+                   pattern=F.try_element_at(maps["pattern"], s["et"]),
+                   lifecycle=F.try_element_at(maps["lifecycle"], s["et"]),
+                   lifecycle_iri=F.try_element_at(maps["lifecycle_iri"], s["et"]))
+    parsed, bad = strict_json(s["entity_text"])
+    r["parsed"] = b("parsed", F.struct(parsed.alias("v"), bad.alias("bad")))
+    head = [check(f["et_v"], STR, "eventType", required=True)]
+    head.append(F.when(r["rule_iri"].isNull(), reject("UNKNOWN_EVENT_TYPE", F.concat(
+        F.lit("eventType: "), F.coalesce(s["et"], F.lit("?")), F.lit(f" is not a {family} event type")))))
+    head += [check(f["etype_v"], STR, "entityType", required=True), check(f["eid_v"], STR, "entityId", required=True)]
+    if legacy:
+        ms = s["ms"]
+        head += [check(f["time_v"], STR, "dateTime", required=True),
+                 F.when(ms.isNull(), reject("BAD_TIMESTAMP", "dateTime: not an RFC 3339 date-time in range"))]
+    else:
+        ms = s["ms_dec"].try_cast("long")
+        head += [F.when(~has(f["time_v"]), reject("MISSING_FIELD", "timestamp is required")),
+                 F.when(~kind(f["time_v"]).isin(*NUM) | ~f["token"].rlike(r"^-?[0-9]+$"),
+                        reject("BAD_TYPE", "timestamp: expected an integer")),
+                 F.when(~F.coalesce(s["ms_dec"].between(0, MAX_MS), F.lit(False)),
+                        reject("BAD_TIMESTAMP", f"timestamp: epoch milliseconds out of range 0..{MAX_MS}"))]
+    head += [check(f["user_v"], STR, "userName"), check(f["id_v"], STR, "id")]
+    head += errs  # current, then top-level previous
+    head.append(F.when(~has(f["prev_v"]), not_object(f["desc_v"], "changeDescription.previousVersion")))
+    cd_errs: list[Column] = []
+    previous_cd = _version(plan, "prev_cd", s["prev_cd_v"], "changeDescription.previousVersion", cd_errs)
+    head += cd_errs
+    plan.next()
+    # stage 4: values derived from stage 3
+    ek = s["entity_kind"]
+    d = plan.binds(current=current, previous=F.coalesce(previous_top, previous_cd),
+                   state=F.when(ek == "string", r["parsed"]["v"]).otherwise(f["entity_v"]),
+                   ms=ms, is_lineage=r["pattern"].isin("lineage-add", "lineage-remove"))
+    head += [F.when((ek == "string") & r["parsed"]["bad"], reject("BAD_ASPECT_JSON", "entity: not valid JSON")),
+             F.when(~ek.isin("null", "string", "object", "array"),
+                    reject("BAD_TYPE", "entity: expected an object or a JSON string"))]
+    early = b("early", F.coalesce(*head))
+    plan.next()
+    # stage 5: IRIs and the checks that need the state
+    event = F.when(truthy(s["event_id"]), minted("event", F.lit(FAMILY), s["event_id"])).otherwise(
+        minted("event", F.lit(FAMILY), s["eid"], s["et"], d["ms"].cast("string"),
+               F.coalesce(s["user"], F.lit("")), F.coalesce(d["current"], F.lit(""))))
+    down = om_entity(sval(fld(fld(d["state"], "toEntity"), "type")), sval(fld(fld(d["state"], "toEntity"), "id")))
+    n = plan.binds(event=event, entity=F.when(d["is_lineage"], down).otherwise(om_entity(s["etype"], s["eid"])))
+    lineage_err = b("lineage_err", F.when(d["is_lineage"], _lineage_errors(d["state"])))
+    changes_err = b("changes_err", _field_change_errors(f["desc_v"], s["fqn"]))
+    plan.next()
+    # stage 6: the rest of the checks; terms used by several triples
+    late = F.coalesce(
+        lineage_err,
+        F.when(~d["is_lineage"], F.coalesce(ident(s["etype"], "entityId"), ident(s["eid"], "entityId"),
+                                            check(f["fqn_v"], STR, "entityFullyQualifiedName"))),
+        F.when(truthy(s["user"]), ident(s["user"], "userName")),
+        check(f["fqn_v"], STR, "entityFullyQualifiedName"),
+        check(f["userid_v"], STR, "userId"),
+        check(f["imp_v"], STR, "impersonatedBy"),
+        F.when(truthy(s["imp"]), ident(s["imp"], "impersonatedBy")),
+        check(f["recursive_v"], BOOL, "recursive"),
+        not_object(f["desc_v"], "changeDescription.changeSummary"),
+        check(s["summary_v"], OBJ, "changeDescription.changeSummary"),
+        changes_err,
     )
-
-
-def _triples(v: Column, c: dict, maps: dict) -> Column:
-    user, imp = c["user"], sval(fld(v, "impersonatedBy"))
-    bound = {
-        "ev": iri(c["event"]), "en": iri(c["entity"]),
-        "agent": iri(F.when(truthy(user), om_named("user", user))),
-        "imp": iri(F.when(truthy(imp), om_named("user", imp))),
-        "fqn": sval(fld(v, "entityFullyQualifiedName")),
-        "lifecycle": F.try_element_at(maps["lifecycle"], c["event_type"]),
-        "now": iri(minted("version", c["entity"], c["current"])),
-        "before": iri(minted("version", c["entity"], c["previous"])),
-        "summary": fld(c["description"], "changeSummary"),
-    }
-    return let(bound, lambda b: _triples_bound(v, c, b, maps))
-
-
-def _triples_bound(v: Column, c: dict, b: dict, maps: dict) -> Column:
-    event_type = c["event_type"]
-    is_lineage = c["pattern"].isin("lineage-add", "lineage-remove")
-    ev, en, agent, imp_agent, fqn, lifecycle = b["ev"], b["en"], b["agent"], b["imp"], b["fqn"], b["lifecycle"]
-    current, previous, state, summary = c["current"], c["previous"], c["state"], b["summary"]
+    rejected = b("rejected_all", F.coalesce(early, late))
+    t = plan.binds(ev=iri(n["event"]), en=iri(n["entity"]),
+                   agent=iri(F.when(truthy(s["user"]), om_named("user", s["user"]))),
+                   imp_agent=iri(F.when(truthy(s["imp"]), om_named("user", s["imp"]))),
+                   now=iri(minted("version", n["entity"], d["current"])),
+                   before=iri(minted("version", n["entity"], d["previous"])))
+    lineage_t = b("lineage_t", F.when(d["is_lineage"], _lineage_triples(d["state"], n["event"],
+                                                                         r["pattern"] == "lineage-remove")))
+    changes_t = b("changes_t", _field_change_triples(f["desc_v"], n["event"], n["entity"], s["fqn"]))
+    plan.next()
+    # stage 7: the event's own triples
+    ev, en, agent, imp_agent = t["ev"], t["en"], t["agent"], t["imp_agent"]
+    current, previous, lifecycle = d["current"], d["previous"], r["lifecycle"]
     singles = [
         triple(ev, RDF_TYPE(), om("ChangeEvent")),
-        triple(ev, om("eventType"), F.try_element_at(maps["event_type"], event_type)),
-        triple(ev, om("timestamp"), datetime_literal(c["ms"])),
+        triple(ev, om("eventType"), r["rule_iri"]),
+        triple(ev, om("timestamp"), datetime_literal(d["ms"])),
         triple(ev, om("affectsEntity"), en),
         triple(ev, om("performedBy"), agent),
         *agent_triples(agent),
-        triple(ev, om("lifecycleChange"), F.try_element_at(maps["lifecycle_iri"], event_type)),
-        triple(ev, om("eventId"), literal(c["event_id"])),
-        triple(ev, om("entityId"), literal(c["entity_id"])),
-        triple(ev, om("entityType"), literal(c["entity_type"])),
-        triple(ev, om("entityFullyQualifiedName"), literal(fqn)),
-        triple(ev, om("userName"), literal(c["user"])),
-        triple(ev, om("userId"), literal(sval(fld(v, "userId")))),
+        triple(ev, om("lifecycleChange"), r["lifecycle_iri"]),
+        triple(ev, om("eventId"), literal(s["event_id"])),
+        triple(ev, om("entityId"), literal(s["eid"])),
+        triple(ev, om("entityType"), literal(s["etype"])),
+        triple(ev, om("entityFullyQualifiedName"), literal(s["fqn"])),
+        triple(ev, om("userName"), literal(s["user"])),
+        triple(ev, om("userId"), literal(s["userid"])),
         triple(ev, om("impersonatedBy"), imp_agent),
         *agent_triples(imp_agent),
-        triple(ev, om("recursive"), value_literal(fld(v, "recursive"))),
-        F.when(has(summary), triple(ev, om("changeSummary"), json_literal(summary))),
-        F.when(has(state), triple(ev, om("entityState"), json_literal(state))),
+        triple(ev, om("recursive"), value_literal(f["recursive_v"])),
+        F.when(has(s["summary_v"]), triple(ev, om("changeSummary"), json_literal(s["summary_v"]))),
+        F.when(has(d["state"]), triple(ev, om("entityState"), json_literal(d["state"]))),
         triple(ev, om("previousVersion"), decimal_lit(previous)),
         triple(ev, om("currentVersion"), decimal_lit(current)),
     ]
-    plain_entity = F.when(~is_lineage, F.array(*entity_triples(en, asset_type=c["entity_type"], fqn=fqn)))
-    # ---- versions (openmetadata._versions)
-    now, before = b["now"], b["before"]
+    plain_entity = F.when(~d["is_lineage"], F.array(*entity_triples(en, asset_type=s["etype"], fqn=s["fqn"])))
+    now, before = t["now"], t["before"]
     versioned = (lifecycle != "om-event:HardDeleted") & previous.isNotNull() & (previous != current)
     made = (lifecycle == "om-event:Created") | versioned
     versions = F.when(current.isNotNull(), F.when(made, F.array(
@@ -586,9 +579,8 @@ def _triples_bound(v: Column, c: dict, b: dict, maps: dict) -> Column:
         F.when(versioned, triple(now, prov("wasRevisionOf"), before)),
         F.when(versioned, triple(ev, prov("used"), before)),
     )).otherwise(F.array(triple(ev, prov("used"), now))))
-    lineage_ = F.when(is_lineage, _lineage_triples(state, c["event"], c["pattern"] == "lineage-remove"))
-    changes = _field_change_triples(c["description"], c["event"], c["entity"], fqn)
-    return F.filter(cat(F.array(*singles), plain_entity, versions, lineage_, changes), lambda t: t.isNotNull())
+    triples = F.filter(cat(F.array(*singles), plain_entity, versions, lineage_t, changes_t), lambda x: x.isNotNull())
+    return Family(triples, rejected, d["ms"])
 
 
 # ---------------------------------------------------------------- lineage (openmetadata._lineage)
@@ -1025,8 +1017,8 @@ def _pipeline_run_triples(pipeline: Column, status: Column) -> Column:
             triple(rn, RDF_TYPE(), om("Run")),
             triple(rn, om("runOf"), iri(pipeline)),
             triple(rn, om("executionStatus"), literal(sval(fld(status, "executionStatus")))),
-            triple(rn, prov("startedAtTime"), datetime_literal(r["started_ms"].cast("long"))),
-            triple(rn, prov("endedAtTime"), datetime_literal(r["ended_ms"].cast("long"))),
+            triple(rn, prov("startedAtTime"), datetime_literal(r["started_ms"].try_cast("long"))),
+            triple(rn, prov("endedAtTime"), datetime_literal(r["ended_ms"].try_cast("long"))),
             triple(rn, prov("wasAssociatedWith"), agent),
             *agent_triples(agent, b["team"]),
         )

@@ -14,6 +14,9 @@ DEFAULTS = {
     # v1 commits move task output into place only at job commit: no partial visible output (ANCHORS §B)
     "spark.hadoop.mapreduce.fileoutputcommitter.algorithm.version": "1",
     "spark.sql.sources.partitionOverwriteMode": "dynamic",
+    # The family mappers compute their staged columns for every row of the family, also for events
+    # a later check quarantines: a hostile value must give NULL there, never fail the job.
+    "spark.sql.ansi.enabled": "false",
 }
 
 

@@ -2,38 +2,68 @@
 
 from __future__ import annotations
 
+from typing import Iterable
+
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from changeprov.spark.decode import decode, reject
 from changeprov.spark.family import mappers
+from changeprov.spark.stages import Plan
 
 
-def map_events(decoded: DataFrame) -> DataFrame:
+def map_events(decoded: DataFrame, *, families: Iterable[str] | None = None) -> DataFrame:
     """Adds ``reason``, ``detail`` (quarantine), ``ms`` and ``triples`` to decoded lines.
 
-    A row ends up blank, quarantined (reason not null) or mapped (triples not empty).
+    A row ends up blank, quarantined (reason not null) or mapped (triples not empty). Each family
+    adds its staged columns (guarded by its name, so one pass serves all families); the outcome is
+    then picked by family and the intermediate columns dropped. ``families`` restricts the mappers
+    built (rows of other families are left unmapped: for tests of one family).
     """
+    table = mappers()
+    names = list(table) if families is None else list(families)
     fam = F.col("family")
-    v = F.col("v")
     rejected = F.col("rejected")
     triples = F.lit(None).cast("array<string>")
     ms = F.lit(None).cast("long")
-    for name, mapper in mappers().items():
-        f = mapper(v)
-        rejected = F.when(rejected.isNull() & (fam == name), f.rejected).otherwise(rejected)
-        triples = F.when(fam == name, f.triples).otherwise(triples)
-        ms = F.when(fam == name, f.ms).otherwise(ms)
+    df = decoded
+    staged: list[str] = []
+    for name in names:
+        plan, (rej, t, m) = _planned(name, table[name])
+        df = plan.apply(df)
+        staged += plan.columns
+        rejected = F.when(fam == name, F.coalesce(F.col("rejected"), rej)).otherwise(rejected)
+        triples = F.when(fam == name, t).otherwise(triples)
+        ms = F.when(fam == name, m).otherwise(ms)
     unknown = F.col("rejected").isNull() & ~F.col("blank") & fam.isNull()
     rejected = F.when(unknown, reject("UNKNOWN_FAMILY", "no event family matches the keys of the line")) \
         .otherwise(rejected)
-    return (decoded
+    return (df
             .withColumn("_rejected", rejected)
             .withColumn("reason", F.col("_rejected.reason"))
             .withColumn("detail", F.col("_rejected.detail"))
             .withColumn("ms", F.when(F.col("reason").isNull(), ms))
             .withColumn("triples", F.when(F.col("reason").isNull() & ~F.col("blank"), triples))
-            .drop("_rejected"))
+            .drop("_rejected", *staged))
+
+
+_PLANS: dict[tuple[str, str], tuple[Plan, tuple]] = {}
+
+
+def _planned(name: str, mapper) -> tuple[Plan, tuple]:
+    """The family's plan and its three output columns, built once per Spark application: building
+    the Column trees costs seconds of py4j calls, and the job and the tests reuse them."""
+    from pyspark import SparkContext
+
+    sc = SparkContext._active_spark_context
+    key = (sc.applicationId if sc is not None else "", name)
+    if key not in _PLANS:
+        plan = Plan(name)
+        out = mapper(plan)
+        plan.next()
+        _PLANS[key] = (plan, (plan.bind("out_rejected", out.rejected), plan.bind("out_triples", out.triples),
+                              plan.bind("out_ms", out.ms)))
+    return _PLANS[key]
 
 
 def map_lines(lines: DataFrame) -> DataFrame:

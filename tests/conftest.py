@@ -47,6 +47,6 @@ def spark():
     from changeprov.spark.session import get_session
 
     session = get_session(master="local[2]", app_name="changeprov-tests",
-                          conf={"spark.sql.shuffle.partitions": "4"})
+                          conf={"spark.sql.shuffle.partitions": "4", "spark.driver.memory": "2g"})
     yield session
     session.stop()

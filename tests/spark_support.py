@@ -8,7 +8,8 @@ from pyoxigraph import RdfFormat, Triple, parse
 from pyspark.sql import functions as F
 
 from changeprov.mapping.mapper import map_line
-from changeprov.spark.transform import map_lines
+from changeprov.spark.decode import decode
+from changeprov.spark.transform import map_events
 
 
 def parse_nt(lines) -> set[Triple]:
@@ -16,11 +17,15 @@ def parse_nt(lines) -> set[Triple]:
     return {Triple(q.subject, q.predicate, q.object) for q in parse(data, format=RdfFormat.N_TRIPLES)}
 
 
-def spark_outcomes(spark, lines: list[bytes], tmp_path: Path) -> list[tuple[str, set]]:
-    """Per input line: ("blank" | reason | "ok:<family>", triples) from the Spark pipeline."""
+def spark_outcomes(spark, lines: list[bytes], tmp_path: Path, *, families=None) -> list[tuple[str, set]]:
+    """Per input line: ("blank" | reason | "ok:<family>", triples) from the Spark pipeline.
+
+    ``families``: build only these family mappers (lines of other families come out unmapped).
+    """
     path = tmp_path / "lines.jsonl"
     path.write_bytes(b"".join(raw + b"\n" for raw in lines))
-    rows = (map_lines(spark.read.text(str(path)).withColumn("_n", F.monotonically_increasing_id()))
+    lines_df = spark.read.text(str(path)).withColumn("_n", F.monotonically_increasing_id())
+    rows = (lines_df.transform(decode).transform(lambda df: map_events(df, families=families))
             .orderBy("_n").select("blank", "reason", "family", "triples").collect())
     out = []
     for r in rows:

@@ -6,18 +6,6 @@ changeprov.mapping.mapper.map_line; outcomes (reason or family) and triple sets 
 
 from __future__ import annotations
 
-import os as _os
-
-import pytest as _pytest
-
-if not _os.environ.get("CHANGEPROV_SPARK_MAPPERS"):
-    # The Spark family mappers are written but Spark needs minutes (or runs out of heap) to plan
-    # and compile their expressions; until they are restructured (issue 4) these tests would blow
-    # the suite's time budget. CHANGEPROV_SPARK_MAPPERS=1 runs them.
-    _pytest.skip("Spark family mappers not yet plannable in reasonable time (issue 4); "
-                 "set CHANGEPROV_SPARK_MAPPERS=1 to run", allow_module_level=True)
-
-
 import json
 from pathlib import Path
 
@@ -30,8 +18,11 @@ GOLDEN = Path(__file__).parent / "golden"
 pytestmark = pytest.mark.spark
 
 
+FAMILIES = ("openmetadata", "openmetadata-legacy")
+
+
 def _compare(spark, lines: list[bytes], tmp_path: Path) -> None:
-    got = spark_outcomes(spark, lines, tmp_path)
+    got = spark_outcomes(spark, lines, tmp_path, families=FAMILIES)
     want = reference_outcomes(lines)
     assert got == want, diff_report(lines, got, want)
 
@@ -193,32 +184,33 @@ HOSTILE: list = [
 ]
 
 
-@pytest.mark.parametrize("source", ["corpus", "golden", "hostile"])
-def test_spark_equals_reference(spark, tmp_path, source, request):
-    if source == "corpus":
-        shared = request.getfixturevalue("shared_dir")
-        lines = (shared / "corpus/openmetadata/change_events.jsonl").read_bytes().splitlines()
-    elif source == "golden":
-        lines = [p.read_bytes().strip(b"\n") for p in sorted(GOLDEN.glob("om-*.jsonl"))]
-    else:
-        lines = [x if isinstance(x, bytes) else _line(x) for x in HOSTILE]
-    assert lines
-    _compare(spark, lines, tmp_path)
-
-
-def test_hostile_events_property(spark, tmp_path_factory, shared_dir):
-    """hostile_change_events() from ../shared: batches of 30 generated events per example."""
+def _hypothesis_lines(shared_dir) -> list[bytes]:
+    """Events drawn by hypothesis from ../shared's hostile_change_events() (a fixed seed), so that
+    one Spark job compares them all (planning the mapper is the slow part, not the rows)."""
     from conftest import load_shared_module
-    from hypothesis import HealthCheck, given, settings
+    from hypothesis import HealthCheck, given, seed, settings
     from hypothesis import strategies as st
 
     hostile = load_shared_module("conformance/fuzz/hostile_events.py", "hostile_events")
+    drawn: list[bytes] = []
 
-    @settings(max_examples=5, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @seed(20261122)
+    @settings(max_examples=8, deadline=None, database=None, suppress_health_check=list(HealthCheck))
     @given(st.lists(hostile.hostile_change_events(), min_size=30, max_size=30))
-    def run(events):
+    def draw(events):
         lines = [json.dumps(e, allow_nan=True).encode("utf-8", "surrogatepass") for e in events]
-        lines = [x for x in lines if len(x) < 1_000_000 and b"\n" not in x]
-        _compare(spark, lines, tmp_path_factory.mktemp("hyp"))
+        drawn.extend(x for x in lines if len(x) < 1_000_000 and b"\n" not in x)
 
-    run()
+    draw()
+    return drawn
+
+
+def test_spark_equals_reference(spark, tmp_path, shared_dir):
+    """Corpus, golden examples, hand-made hostile events and hypothesis-drawn hostile events in one
+    Spark job: outcome (family or quarantine reason) and triple set equal, line by line."""
+    lines = (shared_dir / "corpus/openmetadata/change_events.jsonl").read_bytes().splitlines()
+    lines += [p.read_bytes().strip(b"\n") for p in sorted(GOLDEN.glob("om-*.jsonl"))]
+    lines += [x if isinstance(x, bytes) else _line(x) for x in HOSTILE]
+    lines += _hypothesis_lines(shared_dir)
+    assert len(lines) > 400
+    _compare(spark, lines, tmp_path)

@@ -1,0 +1,59 @@
+"""Named intermediate columns, added in stages: how the family mappers keep Spark's plans small.
+
+A Column tree does not share subtrees: a value used k times is analysed, optimised and generated k
+times, and a mapper written as one expression grows multiplicatively (minutes to plan, generated
+methods too large to compile). A :class:`Plan` instead binds each value that is used more than once
+to a real column of the DataFrame (``plan.bind(name, expr)`` returns ``F.col(name)``, a leaf), and
+adds the columns stage by stage with ``withColumns``. Spark's CollapseProject never inlines an
+expensive column referenced more than once, so each value is computed once per row and every
+expression stays small.
+
+Every column of a family's plan is guarded by ``family = <name>``: it is null (and not computed) on
+the other families' rows, so all families share one pass over the input, with no union or cache.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+
+class Plan:
+    """The staged columns of one family mapper (see module doc).
+
+    ``bind`` adds to the current stage; a value that uses another bound in the same stage needs
+    ``next()`` in between (``withColumns`` evaluates a stage against the previous one).
+    """
+
+    def __init__(self, family: str, *, prefix: str | None = None, guard: Column | None = None) -> None:
+        self.family = family
+        self.prefix = prefix if prefix is not None else "_" + "".join(c if c.isalnum() else "_" for c in family) + "_"
+        self.guard = guard if guard is not None else F.col("family") == F.lit(family)
+        self._stages: list[dict[str, Column]] = [{}]
+        self._names: set[str] = set()
+
+    def bind(self, name: str, value: Column) -> Column:
+        full = self.prefix + name
+        if full in self._names:
+            raise ValueError(f"{full} is bound twice")
+        self._names.add(full)
+        self._stages[-1][full] = value
+        return F.col(full)
+
+    def binds(self, **values: Column) -> dict[str, Column]:
+        return {k: self.bind(k, v) for k, v in values.items()}
+
+    def next(self) -> "Plan":
+        if self._stages[-1]:
+            self._stages.append({})
+        return self
+
+    @property
+    def columns(self) -> list[str]:
+        return [name for stage in self._stages for name in stage]
+
+    def apply(self, df: DataFrame) -> DataFrame:
+        for stage in self._stages:
+            if stage:
+                df = df.withColumns({name: F.when(self.guard, value) for name, value in stage.items()})
+        return df
