@@ -114,14 +114,6 @@ def _run_export(args: argparse.Namespace) -> int:
     from changeprov.spark.job import export, resolve_inputs
     from changeprov.spark.session import get_session
 
-    import os
-
-    from changeprov.errors import ConfigError
-
-    if not os.environ.get("CHANGEPROV_SPARK_MAPPERS"):
-        raise ConfigError("the Spark export is not finished: its family mappers still take minutes to plan "
-                          "(issue 4). Use `changeprov map` (the reference mapper) for now, or set "
-                          "CHANGEPROV_SPARK_MAPPERS=1 to try the Spark job anyway")
     conf = {}
     for item in args.conf:
         key, sep, value = item.partition("=")

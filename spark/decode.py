@@ -116,7 +116,7 @@ def decode(lines: DataFrame) -> DataFrame:
         .when(parsed.isNull() | _trailing_data(value, parsed) | _overflowing_number(value),
               reject("MALFORMED_JSON", "not one valid JSON value (syntax, trailing data, duplicate key, NaN or "
                                        "a number out of range)"))
-        .when(~F.substring(F.to_json(parsed), 1, 1).eqNullSafe("{"),
+        .when(F.try_variant_get(parsed, "$", "struct<>").isNull(),  # an object: no field is read
               reject("NOT_AN_OBJECT", "the line holds a JSON value that is not an object"))
     )
     return (lines

@@ -185,7 +185,8 @@ def map_lines_for(family: str) -> Callable[[DataFrame], DataFrame]:
         from changeprov.spark.decode import decode
         from changeprov.spark.transform import map_events
 
-        return lines.transform(decode).transform(force_family(family)).transform(map_events)
+        return lines.transform(decode).transform(force_family(family)).transform(
+            lambda df: map_events(df, families=[family]))
 
     return apply if family != "auto" else map_lines
 

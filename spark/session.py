@@ -17,7 +17,13 @@ DEFAULTS = {
     # The family mappers compute their staged columns for every row of the family, also for events
     # a later check quarantines: a hostile value must give NULL there, never fail the job.
     "spark.sql.ansi.enabled": "false",
+    # The mapping's projections are too large for one generated method (Java's 64 KB limit): Spark
+    # would try, fail and fall back for every stage; per-expression code generation is faster here.
+    "spark.sql.codegen.wholeStage": "false",
 }
+# Compile failures are followed by Spark's own interpreted fallback (correct, only slower): the
+# compiler's stack traces are noise to a user, so that one logger is silenced.
+_QUIET_LOGGERS = ("org.apache.spark.sql.catalyst.expressions.codegen.CodeGenerator",)
 
 
 def get_session(*, master: str | None = "local[*]", app_name: str = "changeprov",
@@ -39,4 +45,8 @@ def get_session(*, master: str | None = "local[*]", app_name: str = "changeprov"
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
+    jvm = session.sparkContext._jvm
+    for name in _QUIET_LOGGERS:
+        jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(
+            name, jvm.org.apache.logging.log4j.Level.OFF)
     return session
