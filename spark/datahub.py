@@ -36,6 +36,7 @@ from changeprov.mapping.decode import MAX_DEPTH
 from changeprov.mapping.vocab import expand, rules
 from changeprov.spark.decode import _count, _overflowing_number, _trailing_data, max_depth, reject
 from changeprov.spark.family import Family
+from changeprov.spark.stages import Plan
 from changeprov.spark.sqlterms import (
     XSD, bad_identifier, digest, escape_string, iri, iri_safe, is_urn, minted, ms_to_xsd, valid_ms, variant_kind,
 )
@@ -64,6 +65,53 @@ def _let(value: Column, fn: Callable[[Column], Column]) -> Column:
 def _bind(fn: Callable[[Column], Column], **values: Column) -> Column:
     """``fn(s)`` where ``s`` is a struct of ``values`` evaluated once (see _let)."""
     return _let(F.struct(*[v.alias(k) for k, v in values.items()]), fn)
+
+
+class _Staging:
+    """The plan of the family being built (see changeprov.spark.stages): values bound at the top
+    level of a mapper (never inside a higher-order function's lambda) become staged columns."""
+
+    plan: Plan | None = None
+    count = 0
+
+
+class _Bound:
+    def __init__(self, cols: dict[str, Column]) -> None:
+        self.cols = cols
+
+    def __getitem__(self, key: str) -> Column:
+        return self.cols[key]
+
+
+def _stage(value: Column) -> Column:
+    plan = _Staging.plan
+    if plan is None:
+        raise RuntimeError("a DataHub mapper is built outside a plan")
+    _Staging.count += 1
+    plan.next()
+    col = plan.bind(f"b{_Staging.count}", value)
+    plan.next()
+    return col
+
+
+def _top_let(value: Column, fn: Callable[[Column], Column]) -> Column:
+    """_let for the top level of a mapper: ``value`` becomes a staged column."""
+    out = fn(_stage(value))
+    return out
+
+
+def _top_bind(fn: Callable[[Column], Column], **values: Column) -> Column:
+    """_bind for the top level of a mapper: each value becomes a staged column."""
+    plan = _Staging.plan
+    if plan is None:
+        raise RuntimeError("a DataHub mapper is built outside a plan")
+    plan.next()
+    cols = {}
+    for k, v in values.items():
+        _Staging.count += 1
+        cols[k] = plan.bind(f"b{_Staging.count}_{k}", v)
+    plan.next()
+    return fn(_Bound(cols))
 
 
 def _mark(col: Column) -> Column:
@@ -474,7 +522,13 @@ def _result(triples: Column, rejected: Column, ms: Column) -> Column:
     return F.struct(_format(triples).alias("triples"), rejected.alias("rejected"), ms.alias("ms"))
 
 
-def _family(result: Column) -> Family:
+def _family(plan: Plan, build: Callable[[], Column]) -> Family:
+    """Build one family's mapper inside ``plan``; its result struct is the last staged column."""
+    _Staging.plan, _Staging.count = plan, 0
+    try:
+        result = _stage(build())
+    finally:
+        _Staging.plan = None
     return Family(result["triples"], result["rejected"], result["ms"])
 
 
@@ -483,8 +537,8 @@ MCL_PATHS = _prefixes(["changeType", "entityUrn", "entityType", "aspectName", "c
                        "aspect.value", "previousAspectValue.value", "previousSystemMetadata.version"])
 
 
-def mcl(v: Column) -> Family:
-    return _family(_let(_fields(v, MCL_PATHS), lambda s: _mcl_head(_View(s))))
+def mcl(plan: Plan) -> Family:
+    return _family(plan, lambda: _top_let(_fields(F.col("v"), MCL_PATHS), lambda s: _mcl_head(_View(s))))
 
 
 def _norm(x: Column) -> Column:
@@ -523,7 +577,7 @@ def _mcl_head(v: _View) -> Column:
     ck.add(_truthy(impersonator) & _bad_urn(impersonator), "BAD_IDENTIFIER", "created.impersonator: not a usable URN")
     version = _get_str(ck, v, "systemMetadata.version")
     previous = _get_str(ck, v, "previousSystemMetadata.version")
-    return _bind(
+    return _top_bind(
         _mcl_body, rej=ck.column(), ms=ms, ct=change_type, et=event_type, urn=entity_urn, etype=entity_type,
         aspect=aspect, actor=actor, imp=impersonator, new_text=new_text, old_text=old_text, version=version,
         previous=previous, deleting=deleting,
@@ -537,7 +591,7 @@ def _mcl_body(e: Column) -> Column:
                    F.coalesce(actor, F.lit("")), F.coalesce(e["new_text"], F.lit("")),
                    F.coalesce(e["old_text"], F.lit("")))
     kind = F.when(e["deleting"], "deleted").when(old.isNotNull(), "updated").otherwise("added")
-    return _bind(lambda n: _mcl_triples(e, n), event=event, safe=iri_safe(urn), kind=kind,
+    return _top_bind(lambda n: _mcl_triples(e, n), event=event, safe=iri_safe(urn), kind=kind,
                  agent=F.when(_truthy(actor), actor), imp=F.when(_truthy(imp), imp),
                  old_value=_value(old), new_value=_value(e["new"]))
 
@@ -569,7 +623,7 @@ def _mcl_triples(e: Column, n: Column) -> Column:
                       new=_l(F.when(kind != "deleted", new_v["lex"]), new_v["dt"])),
     )
     aspect_part = _aspect(event, urn, safe, change, aspect, old, F.when(~deleting, new), deleting)
-    return _let(aspect_part, lambda a: _result(_arr(triples, _mark(a["t"])), F.coalesce(e["rej"], a["c"]), ms))
+    return _top_let(aspect_part, lambda a: _result(_arr(triples, _mark(a["t"])), F.coalesce(e["rej"], a["c"]), ms))
 
 
 def _versions(event: Column, urn: Column, safe: Column, aspect: Column, version: Column, previous: Column,
@@ -909,17 +963,17 @@ def _ece_triples(e: Column) -> Column:
                                         _t(run, "om-event:runOf", _i(e["job"])), _entity(e["job"]))),
         )
 
-    return _bind(body, event=event, safe=F.when(e["run_of"], iri_safe(urn)))
+    return _top_bind(body, event=event, safe=F.when(e["run_of"], iri_safe(urn)))
 
 
-def ece(v: Column) -> Family:
-    return _family(_let(_fields(v, ECE_PATHS), lambda s: _ece_family(_View(s))))
+def ece(plan: Plan) -> Family:
+    return _family(plan, lambda: _top_let(_fields(F.col("v"), ECE_PATHS), lambda s: _ece_family(_View(s))))
 
 
 def _ece_family(v: _View) -> Column:
     ck = _Checks()
     header = _ece(ck, v)
-    return _bind(lambda b: _result(_ece_triples(b["h"]), b["rej"], b["h"]["ms"]), rej=ck.column(), h=header)
+    return _top_bind(lambda b: _result(_ece_triples(b["h"]), b["rej"], b["h"]["ms"]), rej=ck.column(), h=header)
 
 
 # ---------------------------------------------------------------- PlatformEvent
@@ -930,8 +984,8 @@ REL_PATHS = _prefixes(["sourceUrn", "destinationUrn", "relationshipType", "opera
                        "auditStamp.actor"])
 
 
-def platform(v: Column) -> Family:
-    return _family(_let(_fields(v, PLATFORM_PATHS), lambda s: _platform_head(_View(s))))
+def platform(plan: Plan) -> Family:
+    return _family(plan, lambda: _top_let(_fields(F.col("v"), PLATFORM_PATHS), lambda s: _platform_head(_View(s))))
 
 
 def _platform_head(v: _View) -> Column:
@@ -947,9 +1001,9 @@ def _platform_head(v: _View) -> Column:
     def body(b: Column) -> Column:
         ck.add(~_is_obj(b["p"]), "BAD_ASPECT_JSON", "payload.value: expected a JSON object")
         fields = F.struct(_fields(b["p"], ECE_PATHS).alias("ece"), _fields(b["p"], REL_PATHS).alias("rel"))
-        return _let(fields, lambda f: _platform_mapped(ck, b, _View(f["ece"]), _View(f["rel"])))
+        return _top_let(fields, lambda f: _platform_mapped(ck, b, _View(f["ece"]), _View(f["rel"])))
 
-    return _bind(body, p=F.try_parse_json(text), pattern=pattern, et=_lookup(event_types, name),
+    return _top_bind(body, p=F.try_parse_json(text), pattern=pattern, et=_lookup(event_types, name),
                  header=v("header"), header_ms=v("header.timestampMillis"))
 
 
@@ -961,11 +1015,11 @@ def _platform_mapped(ck: _Checks, b: Column, ece_view: _View, rel_view: _View) -
         rel = _relationship(ck, b, rel_view)
 
     def body(c: Column) -> Column:
-        return _let(F.when(pattern == "envelope-ece", F.struct(_ece_triples(c["h"]).alias("t"), c["h"]["ms"].alias("ms")))
+        return _top_let(F.when(pattern == "envelope-ece", F.struct(_ece_triples(c["h"]).alias("t"), c["h"]["ms"].alias("ms")))
                     .otherwise(F.struct(_rel_triples(c["r"], b["et"]).alias("t"), c["r"]["ms"].alias("ms"))),
                     lambda x: _result(x["t"], c["rej"], x["ms"]))
 
-    return _bind(body, rej=ck.column(), h=header, r=rel)
+    return _top_bind(body, rej=ck.column(), h=header, r=rel)
 
 
 def _relationship(ck: _Checks, b: Column, payload: _View) -> Column:
@@ -1021,4 +1075,4 @@ def _rel_triples(r: Column, event_type: Column) -> Column:
             _when_arr(direction == "source-is-upstream", _lineage(ev, destination, source, removed)),
         )
 
-    return _bind(body, event=event)
+    return _top_bind(body, event=event)

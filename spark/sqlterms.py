@@ -132,7 +132,8 @@ def valid_ms(ms: Column) -> Column:
 
 def ms_to_xsd(ms: Column) -> Column:
     """Epoch ms → ``YYYY-MM-DDTHH:MM:SS.mmmZ`` (UTC; the session time zone must be UTC)."""
-    return F.date_format(F.timestamp_millis(ms), "yyyy-MM-dd'T'HH:mm:ss.SSS'Z'")
+    # guarded: staged columns are computed for events that a later check quarantines
+    return F.date_format(F.timestamp_millis(F.when(valid_ms(ms), ms)), "yyyy-MM-dd'T'HH:mm:ss.SSS'Z'")
 
 
 def datetime_literal(ms: Column) -> Column:

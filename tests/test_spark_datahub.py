@@ -7,17 +7,6 @@ list of lines) runs as one Spark job.
 
 from __future__ import annotations
 
-import os as _os
-
-import pytest as _pytest
-
-if not _os.environ.get("CHANGEPROV_SPARK_MAPPERS"):
-    # The Spark family mappers are written but Spark needs minutes (or runs out of heap) to plan
-    # and compile their expressions; until they are restructured (issue 4) these tests would blow
-    # the suite's time budget. CHANGEPROV_SPARK_MAPPERS=1 runs them.
-    _pytest.skip("Spark family mappers not yet plannable in reasonable time (issue 4); "
-                 "set CHANGEPROV_SPARK_MAPPERS=1 to run", allow_module_level=True)
-
 
 import json
 from pathlib import Path
@@ -30,15 +19,6 @@ pytestmark = pytest.mark.spark
 DATAHUB = ("datahub-mcl", "datahub-ece", "datahub-platform")
 
 
-@pytest.fixture(autouse=True)
-def datahub_only(monkeypatch):
-    """Plan only the DataHub mappers: a DataHub line never reaches another family's mapper (those
-    have their own test files), and a smaller plan keeps these jobs fast."""
-    from changeprov.spark import datahub, transform
-
-    table = {"datahub-mcl": datahub.mcl, "datahub-ece": datahub.ece, "datahub-platform": datahub.platform}
-    monkeypatch.setattr(transform, "mappers", lambda: table)
-
 GOLDEN = Path(__file__).resolve().parent / "golden"
 CORPUS = ["metadata_change_log.jsonl", "entity_change_events.jsonl", "platform_events.jsonl"]
 
@@ -47,21 +27,10 @@ def _lines(path: Path) -> list[bytes]:
     return path.read_bytes().splitlines()
 
 
-def _same(spark, lines: list[bytes], tmp_path: Path) -> None:
-    got = spark_outcomes(spark, lines, tmp_path)
-    want = reference_outcomes(lines)
-    assert got == want, diff_report(lines, got, want)
-
-
-@pytest.mark.parametrize("name", CORPUS)
-def test_corpus_file(spark, shared_dir, tmp_path, name):
-    _same(spark, _lines(shared_dir / "corpus" / "datahub" / name), tmp_path)
-
-
-def test_golden_datahub_examples(spark, tmp_path):
+def _golden_lines() -> list[bytes]:
     files = sorted(p for prefix in ("mcl-", "ece-", "platform-") for p in GOLDEN.glob(prefix + "*.jsonl"))
     assert files
-    _same(spark, [line for p in files for line in _lines(p)], tmp_path)
+    return [line for p in files for line in _lines(p)]
 
 
 # ---------------------------------------------------------------- hostile lines
@@ -264,13 +233,18 @@ HOSTILE = {
 }
 
 
-def test_hostile_lines(spark, tmp_path):
-    lines = [_j(obj) for obj in HOSTILE.values()]
-    got = spark_outcomes(spark, lines, tmp_path)
+def test_spark_equals_reference(spark, shared_dir, tmp_path):
+    """The DataHub corpus, the golden DataHub examples and the hand-made hostile lines in one Spark
+    job (planning the mappers is the slow part, not the rows): same outcome and triples per line."""
+    named = [(f"corpus/{name}:{i}", line) for name in CORPUS
+             for i, line in enumerate(_lines(shared_dir / "corpus" / "datahub" / name), start=1)]
+    named += [(f"golden:{i}", line) for i, line in enumerate(_golden_lines(), start=1)]
+    named += [(f"hostile:{name}", _j(obj)) for name, obj in HOSTILE.items()]
+    lines = [line for _, line in named]
+    got = spark_outcomes(spark, lines, tmp_path, families=DATAHUB)
     want = reference_outcomes(lines)
-    names = list(HOSTILE)
-    bad = [names[i] for i, (g, w) in enumerate(zip(got, want)) if g != w]
-    assert not bad, f"{bad}\n" + diff_report(lines, got, want)
+    bad = [named[i][0] for i, (g, w) in enumerate(zip(got, want)) if g != w]
+    assert not bad, f"{bad[:20]}\n" + diff_report(lines, got, want)
 
 
 def test_hostile_lines_cover_every_reason():
