@@ -39,8 +39,9 @@ class PeakRss:
         for entry in os.listdir("/proc"):
             if entry.isdigit():
                 try:
-                    stat = Path(f"/proc/{entry}/stat").read_text().split()
-                    if int(stat[3]) in pids or int(entry) in pids:
+                    # the command name may hold spaces and parentheses: fields start after the last ")"
+                    stat = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+                    if int(stat[1]) in pids or int(entry) in pids:
                         pids.add(int(entry))
                 except OSError:
                     continue
