@@ -25,7 +25,15 @@ java:
 demo: venv java
 	$(BIN)/changeprov demo --workdir build/demo
 
+# The browser tests (pytest -m browser) need headless Chromium; as root with apt-get we install it (quietly,
+# non-fatal: without it they skip, or fail under CI with a message saying so).
 test: venv java
+	@if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	  echo "installing chromium for the browser tests (apt-get install -y chromium)"; \
+	  apt-get install -y -qq chromium >/dev/null 2>&1 \
+	  || { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq chromium >/dev/null 2>&1; } \
+	  || echo "could not install chromium: the browser tests will skip (or fail under CI)"; \
+	fi
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 clean:

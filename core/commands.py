@@ -6,6 +6,8 @@ import argparse
 from dataclasses import dataclass
 from typing import Callable
 
+import changeprov.audit_commands as _audit_cmds
+import changeprov.check_commands as _check_cmds
 import changeprov.store_commands as _store_cmds
 
 
@@ -165,4 +167,10 @@ COMMANDS: tuple[Command, ...] = (
             _store_cmds.configure_query, _store_cmds.run_query_cmd),
     Command("describe", "Print an entity's provenance subgraph as Turtle, JSON-LD or N-Triples.",
             _store_cmds.configure_describe, _store_cmds.run_describe),
+    Command("check", "Check the ontology and a store's data (SHACL shapes, PROV constraints); exit 1 on findings.",
+            _check_cmds.configure_check, _check_cmds.run_check),
+    Command("reason", "Materialise the OWL 2 RL entailments (sub-classes, sub-properties, domains, ranges) in a store.",
+            _check_cmds.configure_reason, _check_cmds.run_reason),
+    Command("audit", "Write an audit report (HTML or JSON): activity, findings with their events, lineage; exit 1 on findings.",
+            _audit_cmds.configure_audit, _audit_cmds.run_audit),
 )

@@ -1,0 +1,313 @@
+"""The audit: named ``audit-*`` queries → activity counts, findings with their evidence events, and the
+lineage around the most impacted asset. Rendering lives in :mod:`changeprov.sparql.audit_html`.
+
+Every finding names the event IRIs that prove it, so a reviewer can ``changeprov describe`` them.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field
+from typing import Iterable
+
+from changeprov.mapping import terms
+from changeprov.sparql.queries import OM_USER, get_query, run_query
+from changeprov.sparql.stores import Rows, TripleStore
+
+
+@dataclass(frozen=True)
+class Kind:
+    title: str
+    severity: str  # high | medium | low
+    description: str
+
+
+KINDS: dict[str, Kind] = {
+    "schema-drop": Kind("Schema fields dropped on entities with downstream dependents", "high",
+                        "A column / schema field was removed while other assets still derived from the entity."),
+    "deletion-with-dependents": Kind(
+        "Deletions of entities that still had downstream dependents", "high",
+        "A soft or hard delete while some asset still derived from the entity."),
+    "version-regression": Kind("Version regressions", "high",
+                               "A version number went down, or one version was generated twice."),
+    "version-gap": Kind("Version gaps", "medium",
+                        "An event revises or uses a version that no event in the log generated (missing history)."),
+    "out-of-order": Kind("Out-of-order timestamps", "medium",
+                         "An event is timestamped before the event that generated the version it revises or uses."),
+    "lineage-removed": Kind("Lineage edges removed", "medium",
+                            "A lineage edge was removed (lineage delete, upstreamLineage change, "
+                            "relationship REMOVE)."),
+    "sensitive-tag": Kind("Classification / PII tags added or removed", "medium",
+                          "A classification or PII tag or glossary term was assigned or taken away."),
+    "impersonated": Kind("Impersonated changes", "medium", "A change made by one agent on behalf of another."),
+    "no-user": Kind("Changes with no user", "medium", "A change event that names no user or agent."),
+    "deletion": Kind("Deletions (no remaining downstream dependents)", "low",
+                     "A soft or hard delete; nothing derived from the entity any more at that time."),
+    "bot": Kind("Changes by bots and technical accounts", "low",
+                "Changes made by a user whose name matches the bot pattern; one finding per bot."),
+}
+SEVERITY_WEIGHT = {"high": 3, "medium": 2, "low": 1}
+
+_DATASET = re.compile(r"urn:li:dataset:\(urn:li:dataPlatform:([^,]+),(.+),([A-Z_]+)\)\Z")
+_FIELD = re.compile(r"urn:li:schemaField:\((urn:li:dataset:\(.+\)),(.+)\)\Z")
+
+
+def short_name(name: str | None) -> str:
+    """A readable label: DataHub dataset URN → ``platform:name``, schemaField URN → ``dataset.field``."""
+    if not name:
+        return "?"
+    m = _FIELD.match(name)
+    if m:
+        return f"{short_name(m.group(1))}.{m.group(2)}"
+    m = _DATASET.match(name)
+    if m:
+        return f"{m.group(1)}:{m.group(2)}"
+    return name
+
+
+@dataclass
+class Finding:
+    kind: str
+    time: str
+    summary: str
+    events: list[str]
+    entity: str | None = None
+    entity_name: str | None = None
+    details: dict = field(default_factory=dict)
+
+    @property
+    def severity(self) -> str:
+        return KINDS[self.kind].severity
+
+
+@dataclass
+class Lineage:
+    entity: str
+    entity_name: str
+    as_of: str
+    edges: list[dict]  # down, up, down_name, up_name, valid, edge
+
+
+@dataclass
+class AuditReport:
+    store: str
+    since: str | None
+    until: str | None
+    generated_at: str
+    activity: list[tuple[str, str, int]]  # (day, user, events)
+    top_entities: list[dict]
+    findings: list[Finding]
+    lineage: Lineage | None = None
+
+    def counts(self) -> dict[str, int]:
+        n = defaultdict(int)
+        for f in self.findings:
+            n[f.kind] += 1
+        return {k: n[k] for k in KINDS if n[k]}
+
+    def by_day(self) -> list[tuple[str, int, dict[str, int]]]:
+        days: dict[str, dict[str, int]] = defaultdict(dict)
+        for day, user, count in self.activity:
+            days[day][user] = days[day].get(user, 0) + count
+        return [(d, sum(u.values()), u) for d, u in sorted(days.items())]
+
+    def by_user(self) -> list[tuple[str, int]]:
+        users: dict[str, int] = defaultdict(int)
+        for _, user, count in self.activity:
+            users[user] += count
+        return sorted(users.items(), key=lambda kv: (-kv[1], kv[0]))
+
+    def of_kind(self, kind: str) -> list[Finding]:
+        return [f for f in self.findings if f.kind == kind]
+
+    def to_dict(self) -> dict:
+        return {
+            "store": self.store, "since": self.since, "until": self.until, "generated_at": self.generated_at,
+            "summary": {"events": sum(c for _, _, c in self.activity), "findings": len(self.findings),
+                        "by_kind": self.counts()},
+            "kinds": {k: asdict(v) for k, v in KINDS.items()},
+            "activity": {"by_day": [{"day": d, "events": n, "by_user": u} for d, n, u in self.by_day()],
+                         "by_user": [{"user": u, "events": n} for u, n in self.by_user()]},
+            "top_entities": self.top_entities,
+            "findings": [{**asdict(f), "severity": f.severity} for f in self.findings],
+            "lineage": asdict(self.lineage) if self.lineage else None,
+        }
+
+
+# ----------------------------------------------------------------------------- running the queries
+
+
+def _v(term) -> str | None:
+    return None if term is None else term.value
+
+
+def _rows(store: TripleStore, name: str, params: dict, *, now_ms: int | None) -> list[dict]:
+    rows: Rows = run_query(store, get_query(name), {k: v for k, v in params.items() if v is not None},
+                           now_ms=now_ms)
+    return [{k: _v(t) for k, t in r.items()} for r in rows.dicts()]
+
+
+def _short_list(names: Iterable[str]) -> str:
+    return ", ".join(short_name(n) for n in names)
+
+
+def _group(rows: Iterable[dict], key) -> dict[tuple, list[dict]]:
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        groups.setdefault(key(r), []).append(r)
+    return groups
+
+
+def _events(rows: list[dict], column: str = "event") -> list[str]:
+    return sorted({r[column] for r in rows if r.get(column)})
+
+
+def _version_findings(rows: list[dict]) -> list[Finding]:
+    kinds = {"gap": "version-gap", "regression": "version-regression", "out-of-order": "out-of-order"}
+    out = []
+    for r in rows:
+        events = [r["event"]] + ([r["other_event"]] if r.get("other_event") else [])
+        details = {"version": r["version"], "user": r["user"]}
+        if r.get("other_time"):
+            details["other_time"] = r["other_time"]
+        out.append(Finding(kinds[r["problem"]], r["time"], f"{r['version']}: {r['detail']}", events,
+                           r["entity"], r["entity_name"], details))
+    return out
+
+
+def _agent_findings(rows: list[dict]) -> list[Finding]:
+    out = []
+    for r in rows:
+        if r["problem"] == "no-user":
+            out.append(Finding("no-user", r["time"], "change event without a user", [r["event"]],
+                               r["entity"], r["entity_name"]))
+        elif r["problem"] == "impersonated":
+            by = r["impersonator"].removeprefix(OM_USER)
+            out.append(Finding("impersonated", r["time"], f"made by {by} on behalf of {r['user']}",
+                               [r["event"]], r["entity"], r["entity_name"],
+                               {"user": r["user"], "impersonator": by}))
+    bots = _group((r for r in rows if r["problem"] == "bot"), lambda r: (r["user"],))
+    for (user,), group in sorted(bots.items()):
+        times = sorted(r["time"] for r in group)
+        entities = sorted({r["entity_name"] for r in group})
+        out.append(Finding("bot", times[0], f"{user}: {len(group)} change(s) on {len(entities)} entit(ies) "
+                           f"from {times[0]} to {times[-1]}", _events(group),
+                           details={"user": user, "changes": len(group), "entities": len(entities),
+                                    "last": times[-1]}))
+    return out
+
+
+def _tag_findings(rows: list[dict]) -> list[Finding]:
+    out = []
+    groups = _group(rows, lambda r: (r["time"], r["entity"], r["action"], r["tag"]))
+    for (t, entity, action, tag), group in groups.items():
+        r = group[0]
+        fields = sorted({g["field"] for g in group})
+        prep = "to" if action == "added" else "from"
+        out.append(Finding("sensitive-tag", t, f"{r['kind']} {short_name(r['tag_name'])} {action} {prep} "
+                           f"{', '.join(fields)} by {r['user']}", _events(group), entity, r["entity_name"],
+                           {"tag": tag, "tag_name": r["tag_name"], "action": action, "kind": r["kind"],
+                            "fields": fields, "user": r["user"]}))
+    return out
+
+
+def _deletion_findings(rows: list[dict]) -> list[Finding]:
+    out = []
+    for (t, entity, deletion), group in _group(rows, lambda r: (r["time"], r["entity"], r["deletion"])).items():
+        state: dict[str, str] = {}
+        names: dict[str, str] = {}
+        for r in group:
+            dep, how = r.get("dependent"), r.get("dependency")
+            if dep and how in ("still", "former"):
+                names[dep] = r["dependent_name"]
+                if state.get(dep) != "still":
+                    state[dep] = how
+        still = sorted(names[d] for d, s in state.items() if s == "still")
+        former = sorted(names[d] for d, s in state.items() if s == "former")
+        r = group[0]
+        summary = f"{deletion} by {r['user']}"
+        if still:
+            summary += f"; still derived from it: {_short_list(still)}"
+        if former:
+            summary += f"; formerly derived from it (edge removed before): {_short_list(former)}"
+        out.append(Finding("deletion-with-dependents" if still else "deletion", t, summary, _events(group),
+                           entity, r["entity_name"],
+                           {"deletion": deletion, "user": r["user"], "dependents": still,
+                            "former_dependents": former}))
+    return out
+
+
+def _schema_findings(rows: list[dict]) -> list[Finding]:
+    out = []
+    for (t, entity, fld), group in _group(rows, lambda r: (r["time"], r["entity"], r["field"])).items():
+        r = group[0]
+        deps = sorted({g["dependent_name"] for g in group})
+        out.append(Finding("schema-drop", t, f"dropped {short_name(r['field_name'])} by {r['user']}; "
+                           f"downstream: {_short_list(deps)}", _events(group), entity, r["entity_name"],
+                           {"field": r["field"], "field_name": r["field_name"], "dependents": deps,
+                            "user": r["user"]}))
+    return out
+
+
+def _lineage_removed_findings(rows: list[dict]) -> list[Finding]:
+    out = []
+    for (t, edge), group in _group(rows, lambda r: (r["time"], r["edge"])).items():
+        r = group[0]
+        types = sorted({g["event_type"] for g in group})
+        edge_text = f"{short_name(r['down_name'])} ← {short_name(r['up_name'])}"
+        out.append(Finding("lineage-removed", t, f"{r['level']} edge {edge_text} removed "
+                           f"by {r['user']} ({', '.join(types)})", _events(group), r["down"], r["down_name"],
+                           {"edge": edge, "level": r["level"], "up": r["up"], "up_name": r["up_name"],
+                            "user": r["user"], "event_types": types}))
+    return out
+
+
+def impact_ranking(findings: list[Finding]) -> list[tuple[str, str, int]]:
+    """Entities by severity-weighted finding count (entity IRI, name, score), highest first."""
+    score: dict[str, int] = defaultdict(int)
+    names: dict[str, str] = {}
+    for f in findings:
+        if f.entity:
+            score[f.entity] += SEVERITY_WEIGHT[f.severity]
+            names[f.entity] = f.entity_name or f.entity
+    return sorted(((e, names[e], s) for e, s in score.items()), key=lambda x: (-x[2], x[1], x[0]))
+
+
+def _lineage(store: TripleStore, findings: list[Finding], as_of: str, label: str, *, now_ms: int | None,
+             candidates: int = 5) -> Lineage | None:
+    """The lineage of the most impacted asset that has any lineage at all (first few candidates tried)."""
+    for entity, name, _ in impact_ranking(findings)[:candidates]:
+        rows = _rows(store, "audit-lineage", {"entity": entity, "as_of": as_of}, now_ms=now_ms)
+        if rows:
+            edges = [{**r, "valid": r["valid"] == "true"} for r in rows]
+            return Lineage(entity, name, label, edges)
+    return None
+
+
+def run_audit(store: TripleStore, *, since: str | None = None, until: str | None = None,
+              bot_pattern: str | None = None, tag_pattern: str | None = None,
+              now_ms: int | None = None) -> AuditReport:
+    """Run every audit query on ``store`` for the window [since, until] and assemble the report."""
+    now_ms = now_ms if now_ms is not None else int(time.time() * 1000)
+    window = {"since": since, "until": until}
+    activity = [(r["day"], r["user"], int(r["events"]))
+                for r in _rows(store, "audit-activity", window, now_ms=now_ms)]
+    top = [{"entity": r["entity"], "entity_name": r["entity_name"], "events": int(r["events"]),
+            "users": int(r["users"]), "last_change": r["last_change"]}
+           for r in _rows(store, "audit-top-entities", window, now_ms=now_ms)]
+    findings: list[Finding] = []
+    findings += _version_findings(_rows(store, "audit-versions", window, now_ms=now_ms))
+    findings += _agent_findings(_rows(store, "audit-agents", {**window, "bot_pattern": bot_pattern}, now_ms=now_ms))
+    findings += _tag_findings(_rows(store, "audit-sensitive-tags", {**window, "tag_pattern": tag_pattern},
+                                    now_ms=now_ms))
+    findings += _deletion_findings(_rows(store, "audit-deletions", window, now_ms=now_ms))
+    findings += _schema_findings(_rows(store, "audit-schema-drops", window, now_ms=now_ms))
+    findings += _lineage_removed_findings(_rows(store, "audit-lineage-removed", window, now_ms=now_ms))
+    order = list(KINDS)
+    findings.sort(key=lambda f: (order.index(f.kind), f.time, f.entity_name or "", f.events))
+    generated = terms.xsd_datetime(now_ms).value
+    return AuditReport(store=store.description, since=since, until=until, generated_at=generated,
+                       activity=activity, top_entities=top, findings=findings,
+                       lineage=_lineage(store, findings, until or "now", until or generated, now_ms=now_ms))

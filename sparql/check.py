@@ -1,0 +1,190 @@
+"""`changeprov check`: the report model, and the data and PROV checks run against a store.
+
+Three groups of checks, each reporting a total count and the first N examples:
+
+* ``ontology`` — :mod:`changeprov.ontology.checks` (no store needed);
+* ``shacl`` — every constraint of ontology/shapes.ttl, run inside the store as SPARQL
+  (:mod:`changeprov.sparql.shacl_sparql` says why and how);
+* ``prov`` — the PROV-CONSTRAINTS violation queries ``sparql/queries/*-violation.rq`` (any row is a
+  finding). Class membership: a VALUES line marked ``#@subclasses`` is widened here to the class and
+  all its sub-classes in the ontology, so the queries see an om-event:ChangeEvent as a prov:Activity
+  on a store that was never reasoned (the store holds only data; the ontology terms written into the
+  query are bundled IRIs, not user input). On a reasoned store the widening changes nothing.
+
+Library code: never exits; the CLI maps ``report.ok`` to exit 0 / 1.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
+
+import pyoxigraph as ox
+
+from changeprov.errors import InputError
+from changeprov.ontology.checks import ontology_checks
+from changeprov.sparql.queries import NamedQuery, list_queries
+from changeprov.sparql.stores import TripleStore
+
+GROUPS = ("ontology", "shacl", "prov")
+VIOLATION_SUFFIX = "-violation"
+_SUBCLASSES = re.compile(r"^(\s*)VALUES\s+(\?\w+)\s*\{\s*(\S+)\s*\}\s*#@subclasses\s*$", re.MULTILINE)
+_PREFIX = re.compile(r"(?im)^\s*PREFIX\s+([\w.-]*):\s*<([^>]*)>\s*$")
+
+
+@dataclass
+class CheckResult:
+    name: str
+    group: str
+    description: str
+    count: int
+    examples: list[dict[str, str | None]] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {"name": self.name, "description": self.description, "count": self.count, "examples": self.examples}
+
+
+@dataclass
+class CheckReport:
+    results: list[CheckResult]
+    store: str | None
+    seconds: float
+    limit: int
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+    @property
+    def findings(self) -> list[CheckResult]:
+        return [r for r in self.results if r.count]
+
+    def as_dict(self) -> dict:
+        groups = {g: [r.as_dict() for r in self.results if r.group == g] for g in GROUPS}
+        return {"ok": self.ok, "store": self.store, "seconds": round(self.seconds, 3),
+                "examples_per_check": self.limit,
+                "findings": sum(r.count for r in self.results),
+                "failed_checks": [f"{r.group}/{r.name}" for r in self.findings],
+                "checks": {g: v for g, v in groups.items() if v}}
+
+    def lines(self) -> list[str]:
+        out = [f"changeprov check: {self.store or 'no store given: ontology checks only'}"]
+        for group in GROUPS:
+            results = [r for r in self.results if r.group == group]
+            if not results:
+                continue
+            failed = [r for r in results if r.count]
+            out.append(f"{group}: {len(results)} check(s), "
+                       + (f"{len(failed)} failed, {sum(r.count for r in failed):,} finding(s)" if failed else "all sound"))
+            for r in failed:
+                out.append(f"  FAIL {r.name} ({r.count:,}): {r.description}")
+                for ex in r.examples:
+                    out.append("       " + "  ".join(f"{k}={v}" for k, v in ex.items() if v is not None))
+                if r.count > len(r.examples):
+                    out.append(f"       … {r.count - len(r.examples):,} more")
+        out.append(("SOUND" if self.ok else f"{len(self.findings)} check(s) failed") + f" ({self.seconds:.1f} s)")
+        return out
+
+
+def _text(term) -> str | None:
+    if term is None:
+        return None
+    return term.value if isinstance(term, ox.NamedNode) else str(term)
+
+
+# ----------------------------------------------------------------------------- PROV violation queries
+
+
+def violation_queries() -> list[NamedQuery]:
+    return [q for q in list_queries() if q.name.endswith(VIOLATION_SUFFIX)]
+
+
+def expand_subclasses(text: str) -> str:
+    """Widen each ``VALUES ?v { C }  #@subclasses`` line to C and its sub-classes in the ontology."""
+    from changeprov.ontology.tbox import tbox
+
+    prefixes = dict(_PREFIX.findall(text))
+
+    def widen(m: re.Match) -> str:
+        indent, var, term = m.groups()
+        if term.startswith("<") and term.endswith(">"):
+            iri = term[1:-1]
+        else:
+            prefix, _, local = term.partition(":")
+            if prefix not in prefixes:
+                raise InputError(f"#@subclasses line names {term!r} with an undeclared prefix")
+            iri = prefixes[prefix] + local
+        classes = " ".join(str(ox.NamedNode(c)) for c in sorted(tbox().subclasses(iri)))
+        return f"{indent}VALUES {var} {{ {classes} }}"
+
+    return _SUBCLASSES.sub(widen, text)
+
+
+def _split_prologue(text: str) -> tuple[str, str]:
+    prologue, body = [], []
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not body and (not stripped or stripped.startswith("#") or stripped.upper().startswith(("PREFIX", "BASE"))):
+            if not stripped.startswith("#"):
+                prologue.append(line)
+            continue
+        body.append(line)
+    return "\n".join(prologue), "\n".join(body)
+
+
+def _count_and_examples(store: TripleStore, prologue: str, select: str, limit: int,
+                        examples_query: str | None = None) -> tuple[int, list[dict]]:
+    rows = store.select(f"{prologue}\nSELECT (COUNT(*) AS ?n) WHERE {{\n{select}\n}}")
+    n = int(rows.rows[0][0].value) if rows.rows and rows.rows[0][0] is not None else 0
+    if not n or limit <= 0:
+        return n, []
+    found = store.select(examples_query or f"{prologue}\n{select}\nLIMIT {int(limit)}")
+    return n, [{k: _text(v) for k, v in row.items()} for row in found.dicts()[:limit]]
+
+
+def prov_checks(store: TripleStore, *, limit: int) -> list[CheckResult]:
+    out = []
+    for q in violation_queries():
+        prologue, select = _split_prologue(expand_subclasses(q.text))
+        n, examples = _count_and_examples(store, prologue, select, limit)
+        out.append(CheckResult(q.name.removesuffix(VIOLATION_SUFFIX), "prov", q.summary, n, examples))
+    return out
+
+
+# ----------------------------------------------------------------------------- SHACL, in the store
+
+
+def shacl_checks(store: TripleStore, *, limit: int) -> list[CheckResult]:
+    from changeprov.sparql.shacl_sparql import shape_constraints
+
+    out = []
+    for c in shape_constraints():
+        query = f"{c.query}\nLIMIT {int(limit)}"
+        n, examples = _count_and_examples(store, c.prologue, c.select, limit, examples_query=query)
+        out.append(CheckResult(c.name, "shacl", c.message, n, examples))
+    return out
+
+
+# ----------------------------------------------------------------------------- everything
+
+
+def run_checks(store: TripleStore | None, *, limit: int = 10, extra_queries: Mapping[str, str] | None = None,
+               groups: tuple[str, ...] = GROUPS, progress: Callable[[str], None] | None = None) -> CheckReport:
+    """Run the check groups (the store ones only with a store); ``limit`` examples per check."""
+    start = time.perf_counter()
+    say = progress or (lambda _msg: None)
+    results: list[CheckResult] = []
+    if "ontology" in groups:
+        say("ontology checks")
+        for c in ontology_checks(extra_queries=extra_queries):
+            results.append(CheckResult(c.name, "ontology", c.description, len(c.problems),
+                                       [{"problem": p} for p in c.problems[:limit]]))
+    if store is not None and "shacl" in groups:
+        say("SHACL shapes")
+        results += shacl_checks(store, limit=limit)
+    if store is not None and "prov" in groups:
+        say("PROV constraints")
+        results += prov_checks(store, limit=limit)
+    return CheckReport(results, store.description if store is not None else None, time.perf_counter() - start, limit)

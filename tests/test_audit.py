@@ -1,0 +1,307 @@
+"""`changeprov audit`: findings on the corpus (exact, from ../shared/corpus/*/SOURCES.md and the data), the
+same report from the embedded store and a real `oxigraph serve` endpoint, small synthetic logs for the
+findings the corpus does not contain, and the HTML page rendered by headless Chromium."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pyoxigraph as ox
+import pytest
+
+from changeprov.cli import main
+from changeprov.mapping.reference import map_to_files
+from changeprov.sparql.audit import run_audit
+from changeprov.sparql.audit_html import layered_layout, render_html
+from changeprov.sparql.loader import load_export
+from changeprov.sparql.stores import open_store
+from sparql_support import corpus_export, oxigraph_server
+
+DS = "urn:li:dataset:(urn:li:dataPlatform:{},PROD)".format
+FCT, LEGACY = DS("snowflake,analytics.core.fct_orders"), DS("hive,staging.orders_legacy")
+ORDERS, CUST = DS("postgres,shop.public.orders"), DS("postgres,shop.public.customers")
+LTV, DREV = DS("snowflake,analytics.marts.customer_ltv"), DS("snowflake,analytics.marts.daily_revenue")
+OM_EVENT = "https://open-metadata.org/schema/type/changeEvent/"
+OM_ORDERS, OM_DR = "mysql_prod.ecommerce.sales.orders", "mysql_prod.ecommerce.analytics.daily_revenue"
+NOW_MS = 1_800_000_000_000  # 2027-01-15: after every corpus event
+CHROMIUM = Path("/usr/bin/chromium")
+
+CORPUS_COUNTS = {"schema-drop": 2, "version-gap": 1, "lineage-removed": 3, "sensitive-tag": 7, "impersonated": 1,
+                 "deletion": 8, "bot": 3}
+
+
+@pytest.fixture(scope="module")
+def work(shared_dir, tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("audit")
+
+
+@pytest.fixture(scope="module")
+def export(work) -> Path:
+    return corpus_export(work)
+
+
+@pytest.fixture(scope="module")
+def db(work, export) -> Path:
+    path = work / "db"
+    with open_store("embedded", path=path, create=True) as store:
+        load_export(store, export)
+    return path
+
+
+@pytest.fixture(scope="module")
+def report(db):
+    with open_store("embedded", path=db, read_only=True) as store:
+        return run_audit(store, now_ms=NOW_MS)
+
+
+def by_kind(report, kind):
+    return report.of_kind(kind)
+
+
+# ----------------------------------------------------------------------------- corpus acceptance
+
+
+def test_corpus_finding_counts(report):
+    assert report.counts() == CORPUS_COUNTS
+
+
+def test_deletions_with_former_and_current_dependents(report):
+    """deleted-entities of SOURCES.md; orders_legacy lost its only dependent (fct_orders) in the 2024-03-10 lineage
+    migration, before the soft (03-15) and hard (03-20) deletes, so no deletion still had dependents."""
+    got = [(f.time[:16], f.details["deletion"], f.entity_name, f.details["user"], f.details["dependents"],
+            f.details["former_dependents"], len(f.events)) for f in by_kind(report, "deletion")]
+    assert got == [
+        ("2024-03-15T08:00", "SoftDeleted", LEGACY, "urn:li:corpuser:bob", [], [FCT], 2),
+        ("2024-03-15T08:30", "SoftDeleted", DREV, "urn:li:corpuser:carol", [], [], 2),
+        ("2024-03-20T00:05", "HardDeleted", LEGACY, "urn:li:corpuser:bob", [], [FCT], 2),
+        ("2026-09-01T14:10", "SoftDeleted", "mysql_prod.ecommerce.sales.orders_staging_tmp", "admin", [], [], 1),
+        ("2026-09-04T13:00", "SoftDeleted", "mysql_prod.ecommerce.sales.orders_staging_tmp", "admin", [], [], 1),
+        ("2026-09-04T13:05", "HardDeleted", "mysql_prod.ecommerce.sales.orders_staging_tmp", "admin", [], [], 1),
+        ("2026-09-08T10:00", "HardDeleted", "BusinessGlossary.LegacyKPI", "admin", [], [], 1),
+        ("2026-09-08T11:00", "SoftDeleted", "mlflow_prod.churn_predictor", "david.kim", [], [], 1),
+    ]
+    assert by_kind(report, "deletion-with-dependents") == []
+
+
+def test_pii_and_classification_tags(report):
+    got = {(f.time[:16], f.details["action"], f.details["tag_name"], f.entity_name, len(f.events))
+           for f in by_kind(report, "sensitive-tag")}
+    email = "urn:li:schemaField:(%s,email)" % CUST
+    assert got == {
+        ("2022-05-02T18:34", "added", "urn:li:tag:pii", "urn:li:container:DATABASE", 1),  # copied DataHub sample
+        ("2024-03-04T10:05", "added", "urn:li:tag:PII", CUST, 2),  # globalTags MCL + TAG EntityChangeEvent
+        ("2024-03-04T10:06", "added", "urn:li:glossaryTerm:Classification.PersonalInformation", CUST, 2),
+        ("2024-03-04T10:20", "added", "urn:li:tag:PII", email, 1),
+        ("2024-03-04T10:20", "added", "urn:li:glossaryTerm:Classification.Email", email, 1),
+        ("2026-09-02T09:00", "added", "PII.Sensitive", OM_ORDERS, 1),
+        ("2026-09-03T10:00", "added", "PII.NonSensitive", "mlflow_prod.churn_predictor", 1),
+    }
+    # Tier / Gold / Finance tags are not classification tags
+    assert not any("Tier" in f.details["tag_name"] or "Gold" in f.details["tag_name"]
+                   for f in by_kind(report, "sensitive-tag"))
+
+
+def test_impersonated_and_bots(report):
+    (imp,) = by_kind(report, "impersonated")
+    assert (imp.time[:16], imp.entity_name, imp.details) == (
+        "2026-09-03T10:00", "mlflow_prod.churn_predictor", {"user": "david.kim", "impersonator": "metadata-agent-bot"})
+    bots = {f.details["user"]: f.details["changes"] for f in by_kind(report, "bot")}
+    assert bots == {"ingestion-bot": 14, "urn:li:corpuser:datahub": 24, "urn:li:corpuser:svc_airflow": 23}
+    assert all(len(f.events) == f.details["changes"] for f in by_kind(report, "bot"))
+
+
+def test_schema_drops_lineage_removals_and_version_gap(report):
+    drops = {(f.time[:16], f.details["field_name"], tuple(f.details["dependents"]))
+             for f in by_kind(report, "schema-drop")}
+    assert drops == {
+        ("2024-03-10T02:30", "urn:li:schemaField:(%s,discount)" % FCT, (LTV, DREV)),
+        ("2026-09-10T08:30", OM_ORDERS + ".legacy_coupon_code", (OM_DR,)),
+    }
+    removed = {(f.time[:16], f.entity_name, f.details["up_name"], len(f.events))
+               for f in by_kind(report, "lineage-removed")}
+    assert removed == {
+        ("2024-03-10T02:15", FCT, LEGACY, 2),  # upstreamLineage MCL + relationshipChangeEvent REMOVE
+        ("2024-03-20T00:05", LEGACY, ORDERS, 1),  # the hard delete's DELETE of upstreamLineage
+        ("2026-09-09T10:00", "looker_prod.revenue_overview", OM_DR, 1),
+    }
+    (gap,) = by_kind(report, "version-gap")  # the datasetKey MCL that created orders_legacy is not in the log
+    assert (gap.time[:16], gap.entity_name, gap.details["version"]) == (
+        "2024-03-20T00:05", LEGACY, "datasetKey (previous aspect version)")
+
+
+def test_every_finding_points_at_real_events(report, db):
+    events = {ev for f in report.findings for ev in f.events}
+    with open_store("embedded", path=db, read_only=True) as store:
+        for ev in events:
+            rows = store.select(f"SELECT ?e ?t WHERE {{ ?e a <{OM_EVENT}ChangeEvent> ; <{OM_EVENT}timestamp> ?t }}",
+                                {"e": ox.NamedNode(ev)})
+            assert len(rows.rows) == 1, ev
+        total = store.select(f"SELECT (COUNT(?e) AS ?n) WHERE {{ ?e a <{OM_EVENT}ChangeEvent> }}").rows[0][0]
+    assert sum(n for _, n, _ in report.by_day()) == int(total.value) == 167
+
+
+def test_activity_and_top_entities(report):
+    days = {d: n for d, n, _ in report.by_day()}
+    assert days["2024-03-04"] == 21 and days["2026-09-10"] == 5 and len(days) == 24
+    assert report.by_user()[0] == ("urn:li:corpuser:datahub", 24)
+    assert report.top_entities[0]["entity"] == FCT and report.top_entities[0]["events"] == 36
+
+
+def test_lineage_of_most_impacted_asset(report):
+    lin = report.lineage
+    assert lin.entity == LEGACY  # deletions, version gap, removed upstream edge
+    edges = {(e["down"], e["up"], e["valid"]) for e in lin.edges}
+    assert edges == {(LEGACY, ORDERS, False), (FCT, LEGACY, False), (LTV, FCT, True), (DREV, FCT, True)}
+
+
+def test_time_window(db):
+    with open_store("embedded", path=db, read_only=True) as store:
+        om = run_audit(store, since="2026-09-01", now_ms=NOW_MS)
+        march = run_audit(store, since="2024-03-15", until="2024-03-15", now_ms=NOW_MS)
+    assert om.counts() == {"schema-drop": 1, "lineage-removed": 1, "sensitive-tag": 2, "impersonated": 1,
+                           "deletion": 5, "bot": 1}
+    assert march.counts() == {"deletion": 2}
+    assert march.by_day() == [("2024-03-15", 6, {"urn:li:corpuser:bob": 2, "urn:li:corpuser:carol": 4})]
+
+
+def test_endpoint_gives_the_same_report(work, export, report):
+    with oxigraph_server(work / "served") as url:
+        load_export(open_store("remote", endpoint=url), export)
+        remote = run_audit(open_store("remote", endpoint=url), now_ms=NOW_MS).to_dict()
+    local = report.to_dict()
+    for doc in (remote, local):
+        doc.pop("store")
+    assert remote == local
+
+
+# ----------------------------------------------------------------------------- findings the corpus does not have
+
+
+def _om(template: dict, **changes) -> dict:
+    event = dict(template)
+    event.pop("changeDescription", None)
+    event.update(changes)
+    return {k: v for k, v in event.items() if v is not None}
+
+
+@pytest.fixture(scope="module")
+def synthetic_db(shared_dir, tmp_path_factory) -> Path:
+    """OpenMetadata events built from corpus lines: a version gap, a regression, out-of-order timestamps,
+    an event without a user and a soft delete of a table that still feeds another one."""
+    lines = [json.loads(line) for line in (shared_dir / "corpus/openmetadata/change_events.jsonl").open()]
+    created = next(e for e in lines if e["eventType"] == "entityCreated" and e["entityType"] == "table")
+    lineage = next(e for e in lines if e["eventType"] == "entityLineageAdded")
+    base = dict(created, entity=None, domains=None)
+    a, b = "00000000-0000-4000-8000-00000000000a", "00000000-0000-4000-8000-00000000000b"
+    t = 1_900_000_000_000
+    events = [
+        _om(base, id="e1", entityId=a, entityFullyQualifiedName="x.a", userName="alice", timestamp=t),
+        _om(base, id="e2", eventType="entityUpdated", entityId=a, entityFullyQualifiedName="x.a", userName="alice",
+            previousVersion=0.1, currentVersion=0.2, timestamp=t + 1000),
+        _om(base, id="e3", eventType="entityUpdated", entityId=a, entityFullyQualifiedName="x.a", userName="alice",
+            previousVersion=0.3, currentVersion=0.4, timestamp=t + 2000),  # gap: nothing generated 0.3
+        _om(base, id="e4", eventType="entityUpdated", entityId=a, entityFullyQualifiedName="x.a", userName="alice",
+            previousVersion=0.4, currentVersion=0.2, timestamp=t + 3000),  # regression; 0.2 generated twice
+        _om(base, id="e5", entityId=b, entityFullyQualifiedName="x.b", userName="bob", timestamp=t + 5000),
+        _om(base, id="e6", eventType="entityUpdated", entityId=b, entityFullyQualifiedName="x.b", userName=None,
+            previousVersion=0.1, currentVersion=0.2, timestamp=t + 4000),  # before b was created; no user
+        dict(lineage, id="e7", timestamp=t + 6000,
+             entity=dict(lineage["entity"], fromEntity=dict(lineage["entity"]["fromEntity"], id=a,
+                                                             fullyQualifiedName="x.a"))),
+        _om(base, id="e8", eventType="entitySoftDeleted", entityId=a, entityFullyQualifiedName="x.a", userName="carol",
+            previousVersion=0.2, currentVersion=0.5, timestamp=t + 7000),
+    ]
+    work = tmp_path_factory.mktemp("audit-synthetic")
+    src = work / "events.jsonl"
+    src.write_text("".join(json.dumps(e) + "\n" for e in events))
+    counts = map_to_files([str(src)], work / "x.nt", work / "q.jsonl").as_dict()
+    assert counts["quarantined"] == 0, (work / "q.jsonl").read_text()[:500]
+    with open_store("embedded", path=work / "db", create=True) as store, (work / "x.nt").open("rb") as nt:
+        store.load_ntriples(nt)
+    return work / "db"
+
+
+def test_synthetic_version_and_agent_findings(synthetic_db):
+    with open_store("embedded", path=synthetic_db, read_only=True) as store:
+        rep = run_audit(store, now_ms=2_000_000_000_000)
+    got = sorted((f.kind, f.entity_name, f.details.get("version"), len(f.events)) for f in rep.findings
+                 if f.kind in ("version-gap", "version-regression", "out-of-order"))
+    assert got == [("out-of-order", "x.b", "0.1", 2), ("version-gap", "x.a", "0.3", 1),
+                   ("version-regression", "x.a", "0.2", 1), ("version-regression", "x.a", "0.2", 2)]
+    (no_user,) = rep.of_kind("no-user")
+    assert no_user.entity_name == "x.b"
+    (dep,) = rep.of_kind("deletion-with-dependents")
+    assert dep.entity_name == "x.a" and dep.details["dependents"] == [OM_DR]
+    assert rep.lineage.entity_name == "x.a"
+
+
+# ----------------------------------------------------------------------------- CLI, HTML, browser
+
+
+def test_cli_writes_html_and_json_and_exit_codes(db, tmp_path, capsys):
+    html = tmp_path / "report.html"
+    assert main(["audit", "--store", str(db), "--out", str(html)]) == 1
+    assert "25 finding(s)" in capsys.readouterr().err
+    page = html.read_text("utf-8")
+    assert page.startswith("<!DOCTYPE html>") and 'id="activity-chart"' in page and 'id="lineage-graph"' in page
+    assert main(["audit", "--store", str(db), "--format", "json", "--until", "2024-03-15"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["summary"]["by_kind"]["deletion"] == 2 and doc["until"] == "2024-03-15"
+    assert all(f["events"] and f["severity"] in ("high", "medium", "low") for f in doc["findings"])
+    assert main(["audit", "--store", str(db), "--since", "2030-01-01", "--out", str(tmp_path / "e.html")]) == 0
+    assert main(["audit", "--store", str(tmp_path / "missing"), "--out", str(html)]) == 2
+    assert main(["audit", "--store", str(db), "--since", "yesterday-ish"]) == 2
+    assert "not a time" in capsys.readouterr().err
+
+
+def test_html_is_self_contained_and_escaped(report):
+    page = render_html(report)
+    assert not re.search(r"<(link|img|iframe|object|embed)\b|\bsrc=|@import|url\((?!#)", page)
+    assert "Content-Security-Policy" in page and "default-src 'none'" in page
+    for kind in report.counts():
+        assert f'id="kind-{kind}"' in page
+    for ev in {ev for f in report.findings for ev in f.events[:10]}:
+        assert f'href="{ev}"' in page  # every finding links to its evidence events
+    assert "<script>alert" not in page
+
+
+def test_layered_layout_orders_layers_and_survives_cycles():
+    lay = layered_layout(["a", "b", "c", "d"], [("a", "b"), ("b", "c"), ("a", "c"), ("d", "c")])
+    assert {n: l for n, (l, _) in lay.items()} == {"a": 0, "b": 1, "c": 2, "d": 0}
+    cyc = layered_layout(["x", "y"], [("x", "y"), ("y", "x")])
+    assert set(cyc) == {"x", "y"}
+
+
+def _chromium_or_skip() -> str:
+    exe = str(CHROMIUM) if CHROMIUM.exists() else shutil.which("chromium")
+    if exe:
+        return exe
+    if os.environ.get("CI"):
+        pytest.fail("CI is set but Chromium is missing: `make test` installs it with apt-get as root "
+                    "(apt-get install -y chromium)")
+    pytest.skip("headless Chromium not installed (apt-get install -y chromium); CI runs this test")
+
+
+@pytest.mark.browser
+def test_report_renders_in_headless_chromium(report, tmp_path):
+    exe = _chromium_or_skip()
+    page = tmp_path / "report.html"
+    page.write_text(render_html(report), encoding="utf-8")
+    proc = subprocess.run([exe, "--headless", "--disable-gpu", "--no-sandbox", "--no-first-run",
+                           f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr", "--v=0",
+                           "--virtual-time-budget=2000", "--dump-dom", page.as_uri()],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    dom = proc.stdout
+    console = [line for line in proc.stderr.splitlines() if "CONSOLE" in line]
+    assert console == []
+    attrs = dict(re.findall(r'\b(data-[a-z-]+)="([^"]*)"', dom.split("<head>", 1)[0]))
+    assert attrs.get("data-rendered") == "yes", "the inline script did not run to the end"
+    assert int(attrs["data-chart-bars"]) == len(report.by_day()) and int(attrs["data-chart-width"]) > 300
+    assert int(attrs["data-lineage-nodes"]) == 5 and int(attrs["data-lineage-width"]) > 300
+    assert '<svg id="activity-chart"' in dom and '<svg id="lineage-graph"' in dom
