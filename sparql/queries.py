@@ -6,7 +6,7 @@ Each ``.rq`` file starts with a comment header that :func:`parse_header` reads::
     # param: NAME TYPE required|optional[=DEFAULT]  description
     # returns: the columns
     # collect: COLUMN          (optional: rows differing only in COLUMN are merged, values joined)
-    # driver: lineage up|down  (optional: a Python step after the query, e.g. the hop-counting BFS)
+    # driver: KIND [ARGS]      (optional: Python that runs the query, e.g. as the step of a breadth-first search)
     # any other comment line is free documentation
 
 Parameter TYPEs: ``entity`` and ``tag`` (an OpenMetadata FQN or a DataHub URN, resolved to the node
@@ -276,12 +276,13 @@ def run_query(store: TripleStore, q: NamedQuery, values: Mapping[str, str] | Non
     """Run a named (or file) query: bind parameters, run, apply collect / driver, drop parameter columns."""
     refuse_service(q.text, allow_service=allow_service)
     bound = bind_params(store, q, values or {}, now_ms=now_ms)
-    rows = store.select(q.text, bound)
+    if q.driver and not raw:
+        kind, *args = q.driver.split()
+        rows = DRIVERS[kind](store, q, bound, *args)
+    else:
+        rows = store.select(q.text, bound)
     if raw:
         return rows
-    if q.driver:
-        kind, *args = q.driver.split()
-        rows = DRIVERS[kind](rows, bound, *args)
     if q.collect:
         rows = collect(rows, q.collect)
     keep = [i for i, v in enumerate(rows.variables) if q.param(v) is None]
@@ -318,44 +319,47 @@ def collect(rows: Rows, columns: list[str]) -> Rows:
     return Rows(rows.variables, out)
 
 
-def lineage_bfs(rows: Rows, bound: Mapping, direction: str) -> Rows:
-    """Breadth-first search over the valid edges: minimum hops per asset from the start entity."""
+def lineage_bfs(store: TripleStore, q: NamedQuery, bound: Mapping) -> Rows:
+    """Breadth-first search with ``q`` as the step: minimum hops per asset from the start entity.
+
+    ``q`` binds ``?entity`` to the asset being expanded and returns its neighbours ``?next`` (with
+    ``?next_name``) over the edges valid at ``?as_of``. Each asset is expanded once, in hop order, so
+    the cost follows the answer, not the store.
+    """
     start = bound["entity"]
-    adj: dict = defaultdict(set)
     names: dict = {}
-    owners: dict = defaultdict(set)
-    has_owner = "owner" in rows.variables
-    for r in rows.dicts():
-        down, up = r["down"], r["up"]
-        names[down], names[up] = _text(r["down_name"]), _text(r["up_name"])
-        if direction == "up":
-            adj[down].add(up)
-        else:
-            adj[up].add(down)
-        if has_owner and r.get("owner") is not None:
-            owners[down].add(r["owner"].value)
     hops = {start: 0}
     via: dict = defaultdict(set)
     queue = deque([start])
     while queue:
         node = queue.popleft()
-        for nxt in adj.get(node, ()):
+        for r in store.select(q.text, {**bound, "entity": node}).dicts():
+            nxt = r["next"]
+            names[nxt] = _text(r["next_name"])
             if nxt not in hops:
                 hops[nxt] = hops[node] + 1
                 queue.append(nxt)
             if hops[nxt] == hops[node] + 1 and node != start:
                 via[nxt].add(names.get(node, node.value))
     assets = sorted((n for n in hops if n != start), key=lambda n: (hops[n], names.get(n, n.value), n.value))
-    variables = ["asset_name", "hops", "via"] + (["owners"] if has_owner else []) + ["asset"]
+    return Rows(["asset_name", "hops", "via", "asset"],
+                [(ox.Literal(names.get(n, n.value)), ox.Literal(str(hops[n]), datatype=XSD_INTEGER),
+                  ox.Literal(", ".join(sorted(via[n]))) if via[n] else None, n) for n in assets])
+
+
+def lineage_with_owners(store: TripleStore, q: NamedQuery, bound: Mapping, step: str) -> Rows:
+    """The lineage of the named ``step`` query, plus an ``owners`` column: ``q`` run once per asset.
+
+    An OPTIONAL owner lookup inside the step query would be evaluated by the engine once for the
+    whole store (docs/queries.md); one query per asset found keeps the cost per answer.
+    """
+    lineage = lineage_bfs(store, get_query(step), bound)
     out = []
-    for n in assets:
-        row = [ox.Literal(names.get(n, n.value)), ox.Literal(str(hops[n]), datatype=XSD_INTEGER),
-               ox.Literal(", ".join(sorted(via[n]))) if via[n] else None]
-        if has_owner:
-            row.append(ox.Literal(", ".join(sorted(owners[n]))) if owners[n] else None)
-        row.append(n)
-        out.append(tuple(row))
-    return Rows(variables, out)
+    for *head, asset in lineage.rows:
+        owners = sorted({r["owner"].value for r in store.select(q.text, {**bound, "entity": asset}).dicts()
+                         if r.get("owner") is not None})
+        out.append((*head, ox.Literal(", ".join(owners)) if owners else None, asset))
+    return Rows(lineage.variables[:-1] + ["owners", "asset"], out)
 
 
-DRIVERS = {"lineage": lineage_bfs}
+DRIVERS = {"lineage": lineage_bfs, "impact": lineage_with_owners}
