@@ -115,6 +115,11 @@ class EmbeddedStore(TripleStore):
             raise StoreError(f"no store at {self.path} (run `changeprov load DIR --store {self.path}` first)")
         if self.path.exists() and not self.path.is_dir():
             raise StoreError(f"{self.path} is not a store directory")
+        if create and not read_only:
+            try:  # like `mkdir -p`: the engine creates only the last level
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(f"cannot create store {self.path}: {exc}") from None
         try:
             self._store = ox.Store.read_only(str(self.path)) if read_only else ox.Store(str(self.path))
         except OSError as exc:

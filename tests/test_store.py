@@ -118,7 +118,8 @@ def test_embedded_load_is_atomic(tmp_path):
 def test_files_without_final_newline_do_not_glue(tmp_path):
     exp = make_export(tmp_path / "exp", {"x/2024-03-01/part-00000": NT.rstrip(b"\n"),
                                          "x/2024-03-01/part-00001": NT.replace(b"ex.org/a", b"ex.org/c")})
-    with open_store("embedded", path=tmp_path / "db", create=True) as store:
+    # a store path whose parents do not exist yet is created like `mkdir -p`
+    with open_store("embedded", path=tmp_path / "new" / "dir" / "db", create=True) as store:
         report = load_export(store, exp)
         assert report.triples_after == 3 and report.files == 2
 
