@@ -74,6 +74,9 @@ class TripleStore:
     def construct(self, query: str, bindings: Mapping[str, Term] | None = None) -> list[ox.Triple]:
         raise NotImplementedError
 
+    #: whether load_ntriples may run in several threads at once (see loader.load_export)
+    parallel_load = False
+
     def load_ntriples(self, stream: IO[bytes]) -> None:
         """Add every triple of one N-Triples byte stream (set semantics: duplicates are no-ops)."""
         raise NotImplementedError
@@ -107,6 +110,7 @@ def query_form(query: str) -> str:
 
 class EmbeddedStore(TripleStore):
     kind = "embedded"
+    parallel_load = True
 
     def __init__(self, path: str | Path, *, create: bool = False, read_only: bool = False):
         self.path = Path(path)

@@ -105,14 +105,31 @@ def test_embedded_load_corpus_plain_and_gz_idempotent(work, corpus_triples, tmp_
     assert {t.subject for t in got} == {t.subject for t in corpus_triples}
 
 
-def test_embedded_load_is_atomic(tmp_path):
+def test_embedded_load_with_one_job_is_atomic(tmp_path):
     exp = make_export(tmp_path / "exp", {"x/2024-03-01/part-00000": NT,
                                          "x/2024-03-02/part-00000": NT.replace(b"<http://ex.org/a>", b"<bad iri>")})
     db = tmp_path / "db"
     with open_store("embedded", path=db, create=True) as store:
         with pytest.raises(InputError, match="invalid N-Triples"):
-            load_export(store, exp)
+            load_export(store, exp, jobs=1)
         assert store.count() == 0, "bulk_load is atomic: nothing of a failed export is kept"
+
+
+def test_parallel_load_equals_serial_and_names_partial_failure(tmp_path):
+    files = {f"x/2024-03-{d:02d}/part-00000": NT.replace(b"ex.org/a", f"ex.org/a{d}".encode()) for d in range(1, 9)}
+    exp = make_export(tmp_path / "exp", files)
+    with open_store("embedded", path=tmp_path / "serial", create=True) as serial, \
+            open_store("embedded", path=tmp_path / "parallel", create=True) as parallel:
+        assert load_export(serial, exp, jobs=1).triples_after == 9
+        report = load_export(parallel, exp, jobs=3)
+        assert (report.files, report.triples_after) == (8, 9)
+        assert _all(parallel) == _all(serial)
+    bad = make_export(tmp_path / "bad", {**files, "x/2024-03-09/part-00000": b"<bad iri> <http://ex.org/p> 1 .\n"})
+    with open_store("embedded", path=tmp_path / "partial", create=True) as store:
+        with pytest.raises(InputError, match="invalid N-Triples.*may be in the store.*--jobs 1"):
+            load_export(store, bad, jobs=2)
+        assert 0 < store.count() < 9, "the good group is in, the bad group is not"
+        assert load_export(store, exp, jobs=2).triples_after == 9, "reloading completes the store"
 
 
 def test_files_without_final_newline_do_not_glue(tmp_path):
