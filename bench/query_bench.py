@@ -366,9 +366,12 @@ def _query_worker(conn, kind: str, target) -> None:
     elif kind == "endpoint":
         store = open_store("remote", endpoint=target, timeout=7 * 86400)  # the parent enforces the timeout
     else:
-        store = MemoryStore()
+        import rdflib
+
+        graph = rdflib.Graph()
         for name in target:  # rdflib's own parser (MemoryStore.load_ntriples validates with pyoxigraph first)
-            store._graph.parse(name, format="nt")
+            graph.parse(name, format="nt")
+        store = MemoryStore(graph)
     conn.send(("ready", time.perf_counter() - t0, len(store._graph) if kind == "rdflib" else None))
     while True:
         msg = conn.recv()

@@ -29,6 +29,7 @@ import pyoxigraph as ox
 from changeprov.errors import ConfigError, InputError, StoreError
 
 KINDS = ("embedded", "remote", "memory")
+XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
 BINDINGS_MARKER = "#@bindings"
 ENV_USER, ENV_PASSWORD, ENV_TOKEN = "CHANGEPROV_ENDPOINT_USER", "CHANGEPROV_ENDPOINT_PASSWORD", "CHANGEPROV_ENDPOINT_TOKEN"
 
@@ -194,6 +195,10 @@ def to_rdflib(term: Term):
     if isinstance(term, ox.Literal):
         if term.language:
             return rdflib.Literal(term.value, lang=term.language)
+        if term.datatype.value == XSD_STRING:
+            # RDF 1.1: "x" and "x"^^xsd:string are one term, but rdflib parses "x" without a datatype
+            # and matches only that form in a graph pattern
+            return rdflib.Literal(term.value)
         return rdflib.Literal(term.value, datatype=rdflib.URIRef(term.datatype.value))
     raise TypeError(f"unsupported term {term!r}")
 
@@ -222,10 +227,10 @@ class MemoryStore(TripleStore):
     kind = "memory"
     description = "rdflib in-memory graph"
 
-    def __init__(self):
+    def __init__(self, graph=None):
         import rdflib
 
-        self._graph = rdflib.Graph()
+        self._graph = graph if graph is not None else rdflib.Graph()
 
     def _query(self, query, bindings):
         from rdflib.plugins.sparql import prepareQuery

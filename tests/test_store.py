@@ -11,7 +11,7 @@ import pytest
 from changeprov.cli import main
 from changeprov.errors import ConfigError, InputError
 from changeprov.sparql.loader import committed_partitions, load_export
-from changeprov.sparql.stores import RemoteStore, open_store, values_block, with_values
+from changeprov.sparql.stores import MemoryStore, RemoteStore, open_store, values_block, with_values
 from sparql_support import CORPUS, corpus_export, make_export, map_corpus, oxigraph_server
 
 NT = (b'<http://ex.org/a> <http://ex.org/p> "1" .\n'
@@ -155,6 +155,13 @@ def test_memory_store_loads_and_binds(tmp_path):
     assert store.count() == 2
     rows = store.select("SELECT ?s ?o WHERE { ?s <http://ex.org/p> ?o }", {"s": ox.NamedNode("http://ex.org/a")})
     assert [(r[0].value, r[1].value) for r in rows.rows] == [("http://ex.org/a", "1")]
+    # a bound plain string matches the literal as rdflib's own parser reads it (without a datatype)
+    import rdflib
+
+    parsed = MemoryStore(rdflib.Graph().parse(data=NT.decode(), format="nt"))
+    for s in (store, parsed):
+        rows = s.select("SELECT ?s WHERE { ?s <http://ex.org/p> ?o }", {"o": ox.Literal("1")})
+        assert [r[0].value for r in rows.rows] == ["http://ex.org/a"]
 
 
 # ----------------------------------------------------------------------------- remote (real oxigraph serve)
