@@ -22,22 +22,22 @@ def _store_args(p: argparse.ArgumentParser) -> None:
 
 def configure_load(p: argparse.ArgumentParser) -> None:
     p.add_argument("export_dir", metavar="DIR", help="a committed `changeprov export` folder")
-    p.add_argument("--jobs", type=int, default=None, metavar="N",
-                   help="embedded store: load N groups of files in parallel (default: cores, at most 4); "
-                        "1 = all-or-nothing (a bad line leaves the store unchanged)")
+    p.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="embedded store: load N groups of files in parallel threads, each group atomic "
+                        "(default 1: all-or-nothing, a bad line leaves the store unchanged)")
     _store_args(p)
 
 
 def run_load(args: argparse.Namespace) -> int:
     from changeprov.errors import InputError
-    from changeprov.sparql.loader import committed_partitions, default_jobs, load_export
+    from changeprov.sparql.loader import committed_partitions, load_export
     from changeprov.sparql.stores import store_from_args
 
-    if args.jobs is not None and args.jobs < 1:
+    if args.jobs < 1:
         raise InputError("--jobs must be at least 1")
     committed_partitions(args.export_dir)  # refuse before creating or touching any store
     with store_from_args(args, create=True) as store:
-        report = load_export(store, args.export_dir, jobs=args.jobs or default_jobs(),
+        report = load_export(store, args.export_dir, jobs=args.jobs,
                              progress=lambda m: print(f"[load] {m}", file=sys.stderr, flush=True))
     print(f"loaded {report.files} file(s) into {store.description}: {report.triples_added:,} triples added, "
           f"{report.triples_after:,} in the store, {report.seconds:.2f} s")

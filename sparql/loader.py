@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import gzip
 import io
-import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -122,11 +121,6 @@ def iter_partition_lines(files: list[Path]) -> Iterator[bytes]:
         opener = gzip.open if path.name.endswith(".gz") else open
         with opener(path, "rb") as fh:
             yield from fh
-
-
-def default_jobs() -> int:
-    """Threads for an embedded load: the machine's cores, at most 4 (the gain flattens beyond)."""
-    return max(1, min(os.cpu_count() or 1, 4))
 
 
 def split_by_size(files: list[Path], groups: int) -> list[list[Path]]:
