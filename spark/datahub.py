@@ -301,7 +301,7 @@ def _bad_urn(text: Column) -> Column:
 def _bad_json(text: Column) -> Column:
     """loads_strict would reject ``text`` (syntax, trailing data, duplicate keys, lone surrogates,
     numbers beyond a double, nesting deeper than the limit)."""
-    deep = (_count(text, r"[\[{]") > MAX_DEPTH) & (max_depth(text) > MAX_DEPTH)
+    deep = (_count(text, "[{") > MAX_DEPTH) & (max_depth(text) > MAX_DEPTH)
     return F.try_parse_json(text).isNull() | _trailing_data(text) | _overflowing_number(text) | deep
 
 

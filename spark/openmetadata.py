@@ -29,7 +29,7 @@ from changeprov.mapping.vocab import ID, OM_ENTITY, expand, rules
 from changeprov.spark.decode import _count, _overflowing_number, _trailing_data, max_depth, reject
 from changeprov.spark.family import Family
 from changeprov.spark.stages import Plan
-from changeprov.spark.sqlterms import MAX_MS, bad_identifier, minted, ms_to_xsd
+from changeprov.spark.sqlterms import MAX_MS, IRI_ESCAPED_CLASS, NEEDS_ESCAPE_CLASS, bad_identifier, minted, ms_to_xsd
 
 FAMILY, LEGACY = "openmetadata", "openmetadata-legacy"
 # ---------------------------------------------------------------- compact term builders
@@ -44,7 +44,7 @@ FAMILY, LEGACY = "openmetadata", "openmetadata-legacy"
 XSD = "http://www.w3.org/2001/XMLSchema#"
 RDF_JSON = "http://www.w3.org/1999/02/22-rdf-syntax-ns#JSON"
 _CTRL = "[\\x00-\\x1f\\x7f]"
-_IRI_ESCAPED = "[" + "".join(f"\\x{{{ord(c):X}}}" for c in IRI_ESCAPES) + "]"
+_IRI_ESCAPED = IRI_ESCAPED_CLASS
 
 
 def let(values: dict, body) -> Column:
@@ -70,7 +70,7 @@ def escape_string(text: Column) -> Column:
         simple = F.replace(simple, F.lit(a), F.lit(b))
     full = F.array_join(F.transform(code_points(simple), lambda c: F.when(
         c.rlike(_CTRL), F.format_string("\\u%04X", F.ascii(c))).otherwise(c)), "")
-    return F.when(text.rlike(_CTRL), full).otherwise(simple)
+    return F.when(text.rlike(_CTRL), full).when(text.rlike(NEEDS_ESCAPE_CLASS), simple).otherwise(text)
 
 
 def literal(lexical: Column, datatype: str | None = None) -> Column:
@@ -280,7 +280,7 @@ def strict_json(text: Column) -> tuple[Column, Column]:
     """(parsed variant or null, bad flag) with decode.loads_strict's strictness."""
     parsed = F.try_parse_json(text)
     bad = (parsed.isNull()
-           | ((_count(text, r"[\[{]") > MAX_DEPTH) & (max_depth(text) > MAX_DEPTH))
+           | ((_count(text, "[{") > MAX_DEPTH) & (max_depth(text) > MAX_DEPTH))
            | _trailing_data(text) | _overflowing_number(text))
     return F.when(~bad, parsed), bad
 
