@@ -77,6 +77,8 @@ def _configure_generate(p: argparse.ArgumentParser) -> None:
     p.add_argument("--events", type=int, required=True, help="number of lines to write")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--hostile-share", type=float, default=0.01, help="share of hostile lines (0..1)")
+    p.add_argument("--days", type=int, default=730,
+                   help="days the events span, from 2024-01-01 (the export writes a partition per family and day)")
     p.add_argument("--out", required=True, help="JSONL file to write (.gz compresses)")
 
 
@@ -86,9 +88,10 @@ def _run_generate(args: argparse.Namespace) -> int:
     from changeprov.errors import InputError
     from changeprov.generate import generate
 
-    if args.events < 0 or not 0 <= args.hostile_share <= 1:
-        raise InputError("--events must be >= 0 and --hostile-share between 0 and 1")
-    summary = generate(args.out, events=args.events, seed=args.seed, hostile_share=args.hostile_share)
+    if args.events < 0 or not 0 <= args.hostile_share <= 1 or args.days < 1:
+        raise InputError("--events must be >= 0, --hostile-share between 0 and 1 and --days at least 1")
+    summary = generate(args.out, events=args.events, seed=args.seed, hostile_share=args.hostile_share,
+                       days=args.days)
     print(json.dumps(summary, indent=2, sort_keys=True))
     return 0
 

@@ -16,7 +16,7 @@ Families (shares of the valid lines, roughly): OpenMetadata 2.x ChangeEvent ~56 
 MetadataChangeLog ~31 %, EntityChangeEvent_v1 ~10 %, PlatformEvent envelopes ~3 %. A further
 ``hostile_share`` of all lines is hostile, spread evenly and cycling through ``HOSTILE_KINDS``.
 
-Deterministic: the output depends only on (events, seed, hostile_share) — one ``random.Random(seed)``,
+Deterministic: the output depends only on (events, seed, hostile_share, days) — one ``random.Random(seed)``,
 no wall clock, no set iteration, uuid5 ids. Plain output is byte-identical everywhere; gzip output is
 written with mtime 0 and no file name, so it is byte-identical for a given zlib.
 
@@ -57,7 +57,7 @@ EXPECTED_REASONS = {
 }
 
 START_MS = 1704067200000  # 2024-01-01T00:00:00Z
-SPAN_MS = 730 * 86_400_000  # ~2 years
+DAYS = 730  # ~2 years by default; the export writes one partition per family and day
 NS = uuid.UUID("1b4e28ba-2fa1-51d2-883f-0016d3cca427")
 HREF = "http://localhost:8585/api/v1/"
 CT = "application/json"
@@ -261,14 +261,14 @@ class _Pool:
 
 
 class _Gen:
-    def __init__(self, events: int, seed: int):
+    def __init__(self, events: int, seed: int, days: int = DAYS):
         self.events = max(int(events), 1)
         self.seed = seed
         self.rng = rng = random.Random(seed)
         self.random = rng.random
         self.randrange = rng.randrange
         self.clock = START_MS
-        self.mean_gap = SPAN_MS / self.events
+        self.mean_gap = days * 86_400_000 / self.events
         self.done = 0         # valid lines produced so far
         self.counter = 0      # event-id counter
         self.heap = []
@@ -1473,14 +1473,19 @@ _FALLBACK_MCL = {"entityType": "dataset", "entityUrn": "urn:li:dataset:(urn:li:d
 # ------------------------------------------------------------------ public API
 
 
-def iter_lines(events: int, seed: int = 0, hostile_share: float = 0.01) -> Iterator[tuple[str, str]]:
-    """Yield (kind, line) for each of ``events`` lines; kind is a family name or a hostile kind."""
+def iter_lines(events: int, seed: int = 0, hostile_share: float = 0.01, *,
+               days: int = DAYS) -> Iterator[tuple[str, str]]:
+    """Yield (kind, line) for each of ``events`` lines; kind is a family name or a hostile kind.
+
+    ``days``: the time span the events are spread over (from 2024-01-01)."""
     events = int(events)
     if events <= 0:
         return
     if not 0 <= hostile_share <= 1:
         raise ValueError("hostile_share must be between 0 and 1")
-    g = _Gen(events, seed)
+    if days < 1:
+        raise ValueError("days must be at least 1")
+    g = _Gen(events, seed, days)
     n_hostile = min(events, int(round(events * hostile_share)))
     pending = deque()
     ring, ring_len = g.ring, len(g.ring)
@@ -1506,7 +1511,8 @@ def _open_sink(path, use_gzip: bool):
     return raw, raw
 
 
-def generate(path, *, events: int, seed: int = 0, hostile_share: float = 0.01, gzip: bool | None = None) -> dict:
+def generate(path, *, events: int, seed: int = 0, hostile_share: float = 0.01, days: int = DAYS,
+             gzip: bool | None = None) -> dict:
     """Write ``events`` JSONL lines to ``path`` (gzip if it ends with .gz or gzip=True); return a summary.
 
     The summary: ``lines`` (all lines written), ``families`` (valid lines per family, replays excluded),
@@ -1539,7 +1545,7 @@ def generate(path, *, events: int, seed: int = 0, hostile_share: float = 0.01, g
     th.start()
     try:
         buf = []
-        for kind, line in iter_lines(events, seed, hostile_share):
+        for kind, line in iter_lines(events, seed, hostile_share, days=days):
             lines += 1
             if kind in families:
                 families[kind] += 1

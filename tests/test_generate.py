@@ -177,3 +177,21 @@ def test_small_and_degenerate_sizes(tmp_path):
     assert s["unique_events"] == 300 and s["blank"] == s["duplicates"] == 0
     s = generate(tmp_path / "zero.jsonl", events=0, seed=5)
     assert s["lines"] == 0 and (tmp_path / "zero.jsonl").read_bytes() == b""
+
+
+def test_days_sets_the_time_span():
+    """--days packs the same log into fewer days: fewer date partitions for the export to write."""
+    import datetime as dt
+
+    def days_of(days):
+        out = set()
+        for kind, line in iter_lines(600, seed=3, hostile_share=0, days=days):
+            if kind == "openmetadata":
+                out.add(dt.datetime.fromtimestamp(json.loads(line)["timestamp"] / 1000, dt.timezone.utc).date())
+        return out
+
+    short, default = days_of(7), days_of(730)
+    assert min(short) == dt.date(2024, 1, 1) and max(short) <= dt.date(2024, 1, 9)
+    assert len(default) > 100
+    with pytest.raises(ValueError):
+        list(iter_lines(10, days=0))

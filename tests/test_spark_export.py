@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -35,8 +36,29 @@ def reference_triples(inputs, tmp_path: Path) -> tuple[set, object]:
 @pytest.fixture(scope="module")
 def mixed_log(tmp_path_factory) -> tuple[Path, dict]:
     path = tmp_path_factory.mktemp("mixed") / "events.jsonl"
-    summary = generate(path, events=2500, seed=11, hostile_share=0.03)
+    # two weeks, not two years: a few dozen date partitions keep each export's write short
+    summary = generate(path, events=2500, seed=11, hostile_share=0.03, days=14)
     return path, summary
+
+
+@pytest.fixture(scope="module")
+def mixed_export(spark, mixed_log, tmp_path_factory):
+    """One export of the mixed log, shared by the tests that start from a committed export."""
+    path, _ = mixed_log
+    out = tmp_path_factory.mktemp("mixed-export") / "out"
+    # small splits, so line numbers must be carried across split boundaries
+    spark.conf.set("spark.sql.files.maxPartitionBytes", "262144")
+    try:
+        result = export(spark, resolve_inputs([str(path)]), str(out))
+    finally:
+        spark.conf.unset("spark.sql.files.maxPartitionBytes")
+    return out, result
+
+
+def copy_of(export_dir: Path, tmp_path: Path) -> Path:
+    out = tmp_path / "out"
+    shutil.copytree(export_dir, out)
+    return out
 
 
 def test_corpus_export_equals_the_reference_mapper(spark, shared_dir, tmp_path):
@@ -54,21 +76,18 @@ def test_corpus_export_equals_the_reference_mapper(spark, shared_dir, tmp_path):
     assert check.returncode == 0, check.stdout[-3000:] + check.stderr[-2000:]
 
 
-def test_mixed_hostile_log_counts_add_up_and_bad_lines_are_quarantined_with_line_numbers(spark, mixed_log, tmp_path):
+def test_mixed_hostile_log_counts_add_up_and_bad_lines_are_quarantined_with_line_numbers(
+        mixed_log, mixed_export, tmp_path):
     path, summary = mixed_log
-    # small splits, so line numbers must be carried across split boundaries
-    spark.conf.set("spark.sql.files.maxPartitionBytes", "262144")
-    try:
-        result = export(spark, resolve_inputs([str(path)]), str(tmp_path / "out"))
-    finally:
-        spark.conf.unset("spark.sql.files.maxPartitionBytes")
+    out, result = mixed_export
+    assert 10 < len(list((out / "triples").glob("source=*/date=*"))) < 100
     c = result.counts
     assert c["balanced"] and c["lines_read"] == summary["lines"] == c["blank"] + c["mapped"] + c["quarantined"]
     assert c["blank"] == summary["blank"]
     assert c["quarantined"] == sum(n for kind, n in summary["hostile"].items() if kind != "blank")
     assert c["distinct_events"] == summary["unique_events"]
     lines = path.read_bytes().split(b"\n")
-    records = [json.loads(x) for q in sorted((tmp_path / "out" / "quarantine").glob("part-*.jsonl"))
+    records = [json.loads(x) for q in sorted((out / "quarantine").glob("part-*.jsonl"))
                for x in q.read_text(encoding="utf-8").splitlines()]
     assert len(records) == c["quarantined"]
     for rec in records:
@@ -77,20 +96,19 @@ def test_mixed_hostile_log_counts_add_up_and_bad_lines_are_quarantined_with_line
     ref_dir = tmp_path / "ref"
     ref_dir.mkdir()
     want, counts = reference_triples([str(path)], ref_dir)
-    assert read_triples(tmp_path / "out") == want
+    assert read_triples(out) == want
     assert dict(counts.quarantined) == c["quarantined_by_reason"]
 
 
-def test_overwrite_is_idempotent_and_append_adds_only_new_partitions(spark, mixed_log, tmp_path):
+def test_overwrite_is_idempotent_and_append_adds_only_new_partitions(spark, mixed_log, mixed_export, tmp_path):
     path, _ = mixed_log
-    out = tmp_path / "out"
-    export(spark, resolve_inputs([str(path)]), str(out))
+    out = copy_of(mixed_export[0], tmp_path)  # committed by a run with other input splits
     first = {p.relative_to(out): p.read_bytes() for p in (out / "triples").rglob("part-*")}
     export(spark, resolve_inputs([str(path)]), str(out))
     second = {p.relative_to(out): p.read_bytes() for p in (out / "triples").rglob("part-*")}
     assert first == second  # byte-identical partitions, exactly one run's output
     more = tmp_path / "more.jsonl"
-    generate(more, events=300, seed=99, hostile_share=0)
+    generate(more, events=300, seed=99, hostile_share=0, days=28)
     export(spark, resolve_inputs([str(more)]), str(out), mode="append")
     after = {p.relative_to(out): p.read_bytes() for p in (out / "triples").rglob("part-*")}
     assert all(after[k] == v for k, v in first.items())  # committed files untouched
@@ -102,10 +120,10 @@ def test_overwrite_is_idempotent_and_append_adds_only_new_partitions(spark, mixe
     assert (out / "_SUCCESS").exists()
 
 
-def test_a_run_that_dies_while_committing_leaves_no_success_marker(spark, mixed_log, tmp_path, monkeypatch):
+def test_a_run_that_dies_while_committing_leaves_no_success_marker(spark, mixed_log, mixed_export, tmp_path,
+                                                                    monkeypatch):
     path, _ = mixed_log
-    out = tmp_path / "out"
-    export(spark, resolve_inputs([str(path)]), str(out))
+    out = copy_of(mixed_export[0], tmp_path)
     assert (out / "_SUCCESS").exists()
 
     def dying_rename(self, src, dst):
@@ -117,7 +135,7 @@ def test_a_run_that_dies_while_committing_leaves_no_success_marker(spark, mixed_
     assert not (out / "_SUCCESS").exists()
 
 
-def test_spark_submit_on_a_local_cluster_gives_the_same_triples(spark, mixed_log, tmp_path):
+def test_spark_submit_on_a_local_cluster_gives_the_same_triples(mixed_log, mixed_export, tmp_path):
     """Separate executor JVMs: the job must not need changeprov (or Python) on the executors."""
     import pyspark
 
@@ -130,8 +148,7 @@ def test_spark_submit_on_a_local_cluster_gives_the_same_triples(spark, mixed_log
                            str(script), str(path), "--out", str(tmp_path / "cluster")],
                           env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    export(spark, resolve_inputs([str(path)]), str(tmp_path / "local"))
-    assert read_triples(tmp_path / "cluster") == read_triples(tmp_path / "local")
+    assert read_triples(tmp_path / "cluster") == read_triples(mixed_export[0])
 
 
 def test_missing_input_is_a_clear_error(tmp_path):
