@@ -40,20 +40,19 @@ numbers as JSON next to the data (results-*.json).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import multiprocessing as mp
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import time
-import urllib.request
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+from changeprov.sparql.server import oxigraph_server
 
 BIN = Path(sys.executable).parent
 OXIGRAPH = BIN / "oxigraph"
@@ -512,45 +511,6 @@ def measure(engine: Engine, name: str, params: dict[str, str], *, repeat: int, t
         if i == 0 and out.seconds > slow:
             break
     return t
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextlib.contextmanager
-def oxigraph_server(location: Path, *, query_timeout: float, log: Path, timeout: float = 600.0):
-    """``oxigraph serve`` on a free port (as tests/sparql_support.py, plus a server-side query timeout)."""
-    port = free_port()
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("wb") as err:
-        proc = subprocess.Popen([str(OXIGRAPH), "serve", "--location", str(location), "--bind", f"127.0.0.1:{port}",
-                                 "--timeout-s", str(int(query_timeout))],
-                                stdout=subprocess.DEVNULL, stderr=err)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + timeout
-    try:
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"oxigraph serve exited: {log.read_text(errors='replace')[-500:]}")
-            try:
-                with urllib.request.urlopen(base + "/query?query=ASK%7B%7D", timeout=2) as r:
-                    r.read()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError("oxigraph serve did not answer in time") from None
-                time.sleep(0.2)
-        yield base + "/query"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 # ----------------------------------------------------------------------------- parameters

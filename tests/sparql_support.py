@@ -1,19 +1,12 @@
-"""Helpers for the store / query tests: export-shaped folders from the reference mapper, and a real
-``oxigraph serve`` endpoint on a free port (started and stopped by the caller's fixture)."""
+"""Helpers for the store / query tests: export-shaped folders from the reference mapper (the real
+``oxigraph serve`` endpoint is changeprov.sparql.server)."""
 
 from __future__ import annotations
 
-import contextlib
 import gzip
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-OXIGRAPH = Path(sys.executable).parent / "oxigraph"
 CORPUS = REPO.parent / "shared" / "corpus"
 
 
@@ -54,39 +47,3 @@ def corpus_export(workdir: Path) -> Path:
         make_export(out, {"corpus/2024-03-01/part-00000": b"".join(lines[:half])})
         make_export(out, {"corpus/2026-09-01/part-00001": b"".join(lines[half:])}, gz=True)
     return out
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextlib.contextmanager
-def oxigraph_server(location: Path, *, timeout: float = 20.0):
-    """Run ``oxigraph serve`` on a free port; yield the query endpoint URL; stop it afterwards."""
-    port = free_port()
-    proc = subprocess.Popen([str(OXIGRAPH), "serve", "--location", str(location), "--bind", f"127.0.0.1:{port}"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + timeout
-    try:
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"oxigraph serve exited: {proc.stderr.read().decode(errors='replace')[:500]}")
-            try:
-                with urllib.request.urlopen(base + "/query?query=ASK%7B%7D", timeout=1) as r:
-                    r.read()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError("oxigraph serve did not answer in time")
-                time.sleep(0.1)
-        yield base + "/query"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()

@@ -20,7 +20,8 @@ from changeprov.sparql.audit import run_audit
 from changeprov.sparql.audit_html import layered_layout, render_html
 from changeprov.sparql.loader import load_export
 from changeprov.sparql.stores import open_store
-from sparql_support import corpus_export, oxigraph_server
+from changeprov.sparql.server import oxigraph_server
+from sparql_support import corpus_export
 
 DS = "urn:li:dataset:(urn:li:dataPlatform:{},PROD)".format
 FCT, LEGACY = DS("snowflake,analytics.core.fct_orders"), DS("hive,staging.orders_legacy")

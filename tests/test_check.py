@@ -18,7 +18,8 @@ from changeprov.sparql.check import expand_subclasses, violation_queries
 from changeprov.sparql.loader import load_export
 from changeprov.sparql.queries import get_query, run_query
 from changeprov.sparql.stores import open_store
-from sparql_support import CORPUS, corpus_export, map_corpus, oxigraph_server
+from changeprov.sparql.server import oxigraph_server
+from sparql_support import CORPUS, corpus_export, map_corpus
 
 OM = "https://open-metadata.org/schema/type/changeEvent/"
 PROV = "http://www.w3.org/ns/prov#"

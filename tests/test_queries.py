@@ -19,7 +19,8 @@ from changeprov.sparql.describe import describe_triples, render_graph
 from changeprov.sparql.loader import load_export
 from changeprov.sparql.queries import get_query, list_queries, load_query_file, run_query
 from changeprov.sparql.stores import open_store
-from sparql_support import CORPUS, corpus_export, oxigraph_server
+from changeprov.sparql.server import oxigraph_server
+from sparql_support import CORPUS, corpus_export
 
 DS = "urn:li:dataset:(urn:li:dataPlatform:{},PROD)".format
 LTV, ORDERS = DS("snowflake,analytics.marts.customer_ltv"), DS("postgres,shop.public.orders")

@@ -15,7 +15,8 @@ from changeprov.cli import main
 from changeprov.sparql.queries import get_query, run_query
 from changeprov.sparql.reason import owlrl_closure, owlrl_reference, reason, reasoning_updates, restrict_to_data
 from changeprov.sparql.stores import open_store, to_rdflib
-from sparql_support import CORPUS, map_corpus, oxigraph_server
+from changeprov.sparql.server import oxigraph_server
+from sparql_support import CORPUS, map_corpus
 
 PROV = "http://www.w3.org/ns/prov#"
 OM = "https://open-metadata.org/schema/type/changeEvent/"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pyoxigraph as ox
@@ -12,7 +11,8 @@ from changeprov.cli import main
 from changeprov.errors import ConfigError, InputError
 from changeprov.sparql.loader import committed_partitions, load_export
 from changeprov.sparql.stores import MemoryStore, RemoteStore, open_store, values_block, with_values
-from sparql_support import CORPUS, corpus_export, make_export, map_corpus, oxigraph_server
+from changeprov.sparql.server import oxigraph_server
+from sparql_support import CORPUS, corpus_export, make_export, map_corpus
 
 NT = (b'<http://ex.org/a> <http://ex.org/p> "1" .\n'
       b'<http://ex.org/b> <http://ex.org/p> "two"@en .\n')
