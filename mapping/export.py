@@ -35,9 +35,10 @@ import pyoxigraph as ox
 from pyld import jsonld
 from pyld.context_resolver import ContextResolver
 
+from changeprov.mapping.vocab import XSD_STRING
+
 CONTEXT_IRI = "https://w3id.org/changeprov/context.jsonld"
 
-XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
 XSD_DOUBLE = "http://www.w3.org/2001/XMLSchema#double"
 # pyld's to_rdf rewrites every xsd:double lexical form into its own canonical one ("0.5" → "5.0E-1");
 # string values typed xsd:double are carried through it under this private datatype instead.

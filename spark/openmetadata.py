@@ -29,7 +29,9 @@ from changeprov.mapping.vocab import ID, OM_ENTITY, expand, rules
 from changeprov.spark.decode import _count, _overflowing_number, _trailing_data, max_depth, reject
 from changeprov.spark.family import Family
 from changeprov.spark.stages import Plan
-from changeprov.spark.sqlterms import MAX_MS, IRI_ESCAPED_CLASS, NEEDS_ESCAPE_CLASS, bad_identifier, minted, ms_to_xsd
+from changeprov.spark.sqlterms import (
+    CONTROL_CLASS, IRI_ESCAPED_CLASS, MAX_MS, NEEDS_ESCAPE_CLASS, bad_identifier, minted, ms_to_xsd,
+)
 
 FAMILY, LEGACY = "openmetadata", "openmetadata-legacy"
 # ---------------------------------------------------------------- compact term builders
@@ -43,8 +45,6 @@ FAMILY, LEGACY = "openmetadata", "openmetadata-legacy"
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 RDF_JSON = "http://www.w3.org/1999/02/22-rdf-syntax-ns#JSON"
-_CTRL = "[\\x00-\\x1f\\x7f]"
-_IRI_ESCAPED = IRI_ESCAPED_CLASS
 
 
 def let(values: dict, body) -> Column:
@@ -69,8 +69,8 @@ def escape_string(text: Column) -> Column:
     for a, b in (("\\", "\\\\"), ('"', '\\"'), ("\n", "\\n"), ("\r", "\\r")):
         simple = F.replace(simple, F.lit(a), F.lit(b))
     full = F.array_join(F.transform(code_points(simple), lambda c: F.when(
-        c.rlike(_CTRL), F.format_string("\\u%04X", F.ascii(c))).otherwise(c)), "")
-    return F.when(text.rlike(_CTRL), full).when(text.rlike(NEEDS_ESCAPE_CLASS), simple).otherwise(text)
+        c.rlike(CONTROL_CLASS), F.format_string("\\u%04X", F.ascii(c))).otherwise(c)), "")
+    return F.when(text.rlike(CONTROL_CLASS), full).when(text.rlike(NEEDS_ESCAPE_CLASS), simple).otherwise(text)
 
 
 def literal(lexical: Column, datatype: str | None = None) -> Column:
@@ -98,7 +98,7 @@ def json_literal(x: Column) -> Column:
 
 def iri_safe(text: Column) -> Column:
     """sqlterms.iri_safe (terms.IRI_ESCAPES, character by character)."""
-    return F.when(text.rlike(_IRI_ESCAPED), F.array_join(F.transform(
+    return F.when(text.rlike(IRI_ESCAPED_CLASS), F.array_join(F.transform(
         code_points(text), lambda c: F.coalesce(F.try_element_at(table(IRI_ESCAPES), c), c)), "")).otherwise(text)
 
 

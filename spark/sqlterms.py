@@ -17,6 +17,7 @@ XSD = "http://www.w3.org/2001/XMLSchema#"
 RDF_JSON = "http://www.w3.org/1999/02/22-rdf-syntax-ns#JSON"
 MAX_MS = 253402300799999
 IRI_ESCAPED_CLASS = "[" + "".join(f"\\x{{{ord(c):X}}}" for c in IRI_ESCAPES) + "]"
+CONTROL_CLASS = "[\\x00-\\x1f\\x7f]"  # the characters escape_string writes as \uXXXX
 # every character escape_string rewrites: backslash, quote and the C0 controls (LF, CR included) and DEL
 NEEDS_ESCAPE_CLASS = '[\\x{0}-\\x{1F}\\x{7F}\\\\"]'
 
@@ -95,7 +96,7 @@ def escape_string(text: Column) -> Column:
     for a, b in _CONTROL_ESCAPES:
         full = F.replace(full, F.lit(a), F.lit(b))
     # most values need no escape at all: one regex search instead of four passes of replace
-    return (F.when(text.rlike("[\\x00-\\x1f\\x7f]"), full)
+    return (F.when(text.rlike(CONTROL_CLASS), full)
             .when(text.rlike(NEEDS_ESCAPE_CLASS), simple).otherwise(text))
 
 

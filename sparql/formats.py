@@ -8,10 +8,10 @@ import json
 
 import pyoxigraph as ox
 
+from changeprov.mapping.vocab import XSD_STRING
 from changeprov.sparql.stores import Rows
 
 FORMATS = ("table", "csv", "tsv", "json")
-XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
 
 
 def term_json(term) -> dict:

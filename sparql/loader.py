@@ -126,10 +126,11 @@ def iter_partition_lines(files: list[Path]) -> Iterator[bytes]:
 def split_by_size(files: list[Path], groups: int) -> list[list[Path]]:
     """``files`` in at most ``groups`` groups of about equal total size (largest first, greedy);
     each group keeps the files' sorted order."""
+    size = {path: path.stat().st_size for path in files}
     bins: list[tuple[int, list[Path]]] = [(0, []) for _ in range(max(1, min(groups, len(files))))]
-    for path in sorted(files, key=lambda p: (-p.stat().st_size, p)):
+    for path in sorted(files, key=lambda p: (-size[p], p)):
         i = min(range(len(bins)), key=lambda k: bins[k][0])
-        bins[i] = (bins[i][0] + path.stat().st_size, bins[i][1] + [path])
+        bins[i] = (bins[i][0] + size[path], bins[i][1] + [path])
     return [sorted(b) for _, b in bins if b]
 
 
@@ -160,7 +161,7 @@ def load_export(store: TripleStore, export_dir: str | Path,
     else:
         with ThreadPoolExecutor(max_workers=len(groups)) as pool:
             futures = [pool.submit(load_group, g) for g in groups]
-            errors = [f.exception() for f in futures if f.exception() is not None]
+            errors = [e for e in (f.exception() for f in futures) if e is not None]
             if errors:
                 first = errors[0]
                 if not isinstance(first, ChangeprovError):

@@ -27,9 +27,9 @@ from typing import IO, Iterator, Mapping, Sequence
 import pyoxigraph as ox
 
 from changeprov.errors import ConfigError, InputError, StoreError
+from changeprov.mapping.vocab import XSD_STRING
 
 KINDS = ("embedded", "remote", "memory")
-XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
 BINDINGS_MARKER = "#@bindings"
 ENV_USER, ENV_PASSWORD, ENV_TOKEN = "CHANGEPROV_ENDPOINT_USER", "CHANGEPROV_ENDPOINT_PASSWORD", "CHANGEPROV_ENDPOINT_TOKEN"
 
