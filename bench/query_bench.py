@@ -263,18 +263,16 @@ def concat_files(files: list[Path], out: Path, *, max_lines: int | None = None) 
     if out.exists():
         with out.open("rb") as f:
             return sum(1 for _ in f)
+    from changeprov.sparql.loader import iter_partition_lines
+
     tmp = out.with_name(out.name + ".tmp")
     n = 0
     with tmp.open("wb") as dst:
-        for path in files:
-            with path.open("rb") as src:
-                for line in src:
-                    if not line.strip():
-                        continue
-                    dst.write(line if line.endswith(b"\n") else line + b"\n")
-                    n += 1
-                    if max_lines is not None and n >= max_lines:
-                        break
+        for line in iter_partition_lines(files):  # the loader's reader: .nt and .nt.gz alike
+            if not line.strip():
+                continue
+            dst.write(line if line.endswith(b"\n") else line + b"\n")
+            n += 1
             if max_lines is not None and n >= max_lines:
                 break
     tmp.rename(out)
