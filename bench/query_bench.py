@@ -13,7 +13,8 @@ Data, made once and cached in --workdir (default /work/benchdata/query; the defa
                                           (in chunks, in parallel; the chunks share entity triples, the
                                           store's set semantics removes the duplicates)
   store-N-seedS/db/                       those N-Triples in an embedded store, loaded with the store's
-                                          own loader (EmbeddedStore.load_ntriples = pyoxigraph bulk load)
+                                          own loader (EmbeddedStore.load_ntriples = pyoxigraph bulk load),
+                                          then compacted as `changeprov load` does
 
 1. load (on the export): `changeprov load EXPORT --store DB` against `oxigraph load --file <the same
    part files>` (and, for reference, `oxigraph load` of the same triples as one concatenated file), and
@@ -23,7 +24,9 @@ Data, made once and cached in --workdir (default /work/benchdata/query; the defa
 2. queries, per store size: the required named queries with parameters picked from the data (the
    busiest entity for the per-entity queries, the busiest person for changes-by-user, the most changed
    tag, the entity with the longest upstream resp. downstream chain for the lineage queries, verified
-   with the query itself), through run_query as the CLI runs them, against
+   with the query itself; on the larger stores, the values whose answers are closest in size to those
+   of the smallest store, so growth compares the same work on more data), through run_query as the
+   CLI runs them, against
      embedded  the on-disk store (opened read-only, as `changeprov query --store` does)
      endpoint  `oxigraph serve` on the same store, through the remote store (SPARQL 1.1 protocol)
      rdflib    an rdflib in-memory Graph of the same N-Triples (sizes <= --rdflib-max only)
@@ -102,16 +105,20 @@ def checked(run: ChildRun, what: str) -> ChildRun:
     return run
 
 
-# a changeprov embedded store loaded from N-Triples files, one bulk load per file (as the store's loader)
+# a changeprov embedded store loaded from N-Triples files, one bulk load per file (as the store's loader),
+# then compacted as `changeprov load` does (argv[1] = "optimize" | "no-optimize" | "optimize-only")
 LOAD_NT_CHILD = """
-import json, sys
+import json, sys, time
 from changeprov.sparql.stores import open_store
-with open_store("embedded", path=sys.argv[1], create=True) as store:
-    for name in sys.argv[2:]:
+with open_store("embedded", path=sys.argv[2], create=True) as store:
+    for name in sys.argv[3:] if sys.argv[1] != "optimize-only" else ():
         with open(name, "rb") as f:
             store.load_ntriples(f)
+    t0 = time.perf_counter()
+    optimized = sys.argv[1] != "no-optimize" and store.optimize()
+    optimize_seconds = time.perf_counter() - t0 if optimized else None
     n = store.count()
-print(json.dumps({"triples": n}))
+print(json.dumps({"triples": n, "optimize_seconds": optimize_seconds}))
 """
 
 RDFLIB_PARSE_CHILD = """
@@ -244,15 +251,22 @@ def ensure_store_data(work: Path, triples: int, seed: int, *, jobs: int) -> tupl
     parts = sorted(nt_dir.glob("part-*.nt"))
     if not facts_file.exists():
         shutil.rmtree(db, ignore_errors=True)
-        run = checked(run_child([sys.executable, "-c", LOAD_NT_CHILD, db, *parts],
+        run = checked(run_child([sys.executable, "-c", LOAD_NT_CHILD, "optimize", db, *parts],
                                 log=work / "logs" / f"store-{triples}-load.log"), "store load")
-        n = last_json(run.output)["triples"]
-        facts = {"triples": n, "load_seconds": run.seconds, "peak_rss": run.peak_rss, "bytes": dir_size(db),
-                 **json.loads(done.read_text())}
+        out = last_json(run.output)
+        n = out["triples"]
+        facts = {"triples": n, "load_seconds": run.seconds, "optimize_seconds": out["optimize_seconds"],
+                 "peak_rss": run.peak_rss, "bytes": dir_size(db), **json.loads(done.read_text())}
         facts_file.write_text(json.dumps(facts) + "\n")
-        say(f"  embedded store {db}: {n:,} triples loaded in {run.seconds:.1f} s ({n / run.seconds:,.0f} triples/s, "
-            f"peak RSS {run.peak_rss / 2**30:.2f} GiB)")
+        say(f"  embedded store {db}: {n:,} triples loaded and compacted in {run.seconds:.1f} s "
+            f"({n / run.seconds:,.0f} triples/s, peak RSS {run.peak_rss / 2**30:.2f} GiB)")
     facts = json.loads(facts_file.read_text())
+    if "optimize_seconds" not in facts:  # a store cached before `load` compacted: compact it now
+        run = checked(run_child([sys.executable, "-c", LOAD_NT_CHILD, "optimize-only", db],
+                                log=work / "logs" / f"store-{triples}-optimize.log"), "store compaction")
+        facts.update(optimize_seconds=last_json(run.output)["optimize_seconds"], bytes=dir_size(db))
+        facts_file.write_text(json.dumps(facts) + "\n")
+        say(f"  compacted the cached store {db} in {facts['optimize_seconds']:.1f} s")
     if facts["triples"] < triples:
         say(f"  note: {facts['triples']:,} distinct triples, fewer than the {triples:,} asked for")
     return parts, db, facts
@@ -302,23 +316,28 @@ def bench_load(work: Path, export: Path, *, rdflib_triples: int, skip_rdflib: bo
     results: dict = {"export": str(export), "files": len(parts), "triples": total, "bytes": size,
                      "small_triples": small_n, "runs": {}}
 
-    def one(key: str, label: str, cmd: list, triples: int, db: Path | None) -> None:
+    def one(key: str, label: str, cmd: list, triples: int, db: Path | None, *, keep: bool = False) -> None:
         say(f"   {label} ...")
         run = checked(run_child(cmd, log=logs / f"load-{key}.log"), label)
         results["runs"][key] = {"label": label, "seconds": run.seconds, "peak_rss": run.peak_rss,
                                 "triples": triples, "rate": triples / run.seconds,
                                 "store_bytes": dir_size(db) if db else None}
-        if db is not None:
+        if db is not None and not keep:
             shutil.rmtree(db, ignore_errors=True)  # the stores are big; only their timings are kept
 
     one("changeprov", "changeprov load EXPORT --store DB", [CHANGEPROV, "load", export, "--store", tmp / "cp"],
         total, tmp / "cp")
+    one("changeprov-noopt", "changeprov load --no-optimize (no compaction)",
+        [CHANGEPROV, "load", export, "--store", tmp / "cp-noopt", "--no-optimize"], total, tmp / "cp-noopt")
     one("oxigraph-parts", "oxigraph load --file <the same part files>",
-        [OXIGRAPH, "load", "--location", tmp / "ox-parts", "--file", *parts], total, tmp / "ox-parts")
+        [OXIGRAPH, "load", "--location", tmp / "ox-parts", "--file", *parts], total, tmp / "ox-parts", keep=True)
+    # `oxigraph load` ends advising `oxigraph optimize` before read-heavy work; `changeprov load` does it
+    one("oxigraph-optimize", "  then oxigraph optimize (compaction)",
+        [OXIGRAPH, "optimize", "--location", tmp / "ox-parts"], total, tmp / "ox-parts")
     one("oxigraph-file", "oxigraph load --file <them as one file>",
         [OXIGRAPH, "load", "--location", tmp / "ox-file", "--file", whole], total, tmp / "ox-file")
     one("changeprov-small", f"changeprov embedded loader, first {small_n:,}",
-        [sys.executable, "-c", LOAD_NT_CHILD, tmp / "cp-small", small], small_n, tmp / "cp-small")
+        [sys.executable, "-c", LOAD_NT_CHILD, "optimize", tmp / "cp-small", small], small_n, tmp / "cp-small")
     one("oxigraph-small", f"oxigraph load, first {small_n:,}",
         [OXIGRAPH, "load", "--location", tmp / "ox-small", "--file", small], small_n, tmp / "ox-small")
     if not skip_rdflib:
@@ -331,10 +350,11 @@ def bench_load(work: Path, export: Path, *, rdflib_triples: int, skip_rdflib: bo
     rows = []
     for key, r in runs.items():
         ref = ours if not key.endswith("-small") else runs["changeprov-small"]
-        rows.append([r["label"], f"{r['triples']:,}", fmt_s(r["seconds"]), f"{r['rate']:,.0f}",
+        compaction = key == "oxigraph-optimize"  # a step of the run above, not a loader of its own
+        rows.append([r["label"], f"{r['triples']:,}", fmt_s(r["seconds"]), "-" if compaction else f"{r['rate']:,.0f}",
                      f"{r['peak_rss'] / 2**30:.2f} GiB",
                      f"{r['store_bytes'] / 2**30:.2f} GiB" if r["store_bytes"] else "-",
-                     fmt_ratio(ref["rate"] / r["rate"])])
+                     "-" if compaction else fmt_ratio(ref["rate"] / r["rate"])])
     say("\n" + table(["loader (child process, wall time incl. flush)", "triples", "time", "triples/s", "peak RSS",
                       "store", "changeprov faster by"], rows))
     if "rdflib-small" in runs:
@@ -344,8 +364,13 @@ def bench_load(work: Path, export: Path, *, rdflib_triples: int, skip_rdflib: bo
             f"{small_n:,} triples ({runs['rdflib-small']['rate']:,.0f} triples/s): {fmt_ratio(r)}")
     results["vs_oxigraph_parts"] = runs["oxigraph-parts"]["seconds"] / ours["seconds"]
     results["vs_oxigraph_file"] = runs["oxigraph-file"]["seconds"] / ours["seconds"]
+    results["noopt_vs_oxigraph_parts"] = runs["oxigraph-parts"]["seconds"] / runs["changeprov-noopt"]["seconds"]
+    results["vs_oxigraph_parts_optimized"] = (runs["oxigraph-parts"]["seconds"]
+                                              + runs["oxigraph-optimize"]["seconds"]) / ours["seconds"]
     say(f"   changeprov load vs oxigraph load on the same {len(parts):,} files: "
-        f"{fmt_ratio(results['vs_oxigraph_parts'])} (as one file: {fmt_ratio(results['vs_oxigraph_file'])})")
+        f"{fmt_ratio(results['vs_oxigraph_parts'])} (as one file: {fmt_ratio(results['vs_oxigraph_file'])}; "
+        f"both without compaction: {fmt_ratio(results['noopt_vs_oxigraph_parts'])}; both with: "
+        f"{fmt_ratio(results['vs_oxigraph_parts_optimized'])})")
     return results
 
 
@@ -557,16 +582,26 @@ def longest_paths(adj: dict) -> dict:
     return depth
 
 
-def pick_lineage(store, adj: dict, query: str, *, candidates: int = 8) -> tuple[str | None, str]:
+def pick_lineage(store, adj: dict, query: str, *, like: dict | None = None,
+                 candidates: int = 8) -> tuple[str | None, str, dict | None]:
     """The entity whose ``query`` answer reaches furthest (min hops, as the query counts them), among the
-    ``candidates`` with the longest raw prov:wasDerivedFrom chains (removed edges included, so verified)."""
+    ``candidates`` with the longest raw prov:wasDerivedFrom chains (removed edges included, so verified).
+    With ``like`` (the smaller store's pick), the entity with >= MIN_HOPS whose answer is closest in
+    size to it, among the first ``candidates`` reaching MIN_HOPS (of at most 4 x ``candidates`` tried)
+    in order of how close their raw chain is to its raw chain."""
     from changeprov.sparql.queries import get_query, run_query
 
     depth = longest_paths(adj)
+    if like is None:
+        order = sorted(depth, key=lambda n: (-depth[n], n.value))
+    else:
+        order = sorted(depth, key=lambda n: (abs(depth[n] - like["raw"]), -depth[n], n.value))
     best: tuple | None = None
-    tried = 0
-    for node in sorted(depth, key=lambda n: (-depth[n], n.value)):
-        if tried >= candidates or (best and best[0] >= MIN_HOPS and depth[node] < best[0]):
+    tried = reaching = 0
+    for node in order:
+        if like is None and (tried >= candidates or (best and best[0] >= MIN_HOPS and depth[node] < best[0])):
+            break
+        if like is not None and (reaching >= candidates or tried >= 4 * candidates):
             break
         name = _name_of(store, node)
         if name is None:
@@ -574,37 +609,68 @@ def pick_lineage(store, adj: dict, query: str, *, candidates: int = 8) -> tuple[
         tried += 1
         rows = run_query(store, get_query(query), {"entity": name})
         hops = max((int(h.value) for h in rows.column("hops") if h is not None), default=0)
-        if best is None or (hops, len(rows.rows)) > best[:2]:
-            best = (hops, len(rows.rows), name, depth[node])
+        reaching += hops >= MIN_HOPS
+        gap = None if like is None else (hops < MIN_HOPS, abs(len(rows.rows) - like["rows"]), abs(hops - like["hops"]))
+        if best is None or ((hops, len(rows.rows)) > best[:2] if like is None else gap < best[4]):
+            best = (hops, len(rows.rows), name, depth[node], gap)
     if best is None:
-        return None, "no named entity with lineage"
-    return best[2], f"{best[0]} hops, {best[1]} assets (raw chain {best[3]})"
+        return None, "no named entity with lineage", None
+    size = {"hops": best[0], "rows": best[1], "raw": best[3]}
+    how = "longest chain" if like is None else f"closest to {like['rows']} assets / {like['hops']} hops"
+    return best[2], f"{how}: {best[0]} hops, {best[1]} assets (raw chain {best[3]})", size
 
 
-def pick_params(db: Path, queries: list[str]) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
-    """Parameters per query, chosen from the data, and a note per query saying why."""
+def _closest_count(store, counted: str, target: int | None, *, limit: int) -> list[tuple]:
+    """(node, count) rows of the ``counted`` group query (?x, ?n), the biggest first, or with ``target``
+    the closest to it first."""
+    import pyoxigraph as ox
+
+    if target is None:
+        return _select(store, f"SELECT ?x ?n WHERE {{ {counted} }} ORDER BY DESC(?n) ?x LIMIT {limit}")
+    # a substituted variable must be projected (pyoxigraph 0.5)
+    rows = _select(store, f"SELECT ?x ?n ?target WHERE {{ #@bindings\n{counted} }} "
+                          f"ORDER BY ABS(?n - ?target) ?x LIMIT {limit}",
+                   {"target": ox.Literal(str(target), datatype=ox.NamedNode("http://www.w3.org/2001/XMLSchema#integer"))})
+    return [row[:2] for row in rows]
+
+
+def pick_params(db: Path, queries: list[str], *, like: dict | None = None
+                ) -> tuple[dict[str, dict[str, str]], dict[str, str], dict[str, dict]]:
+    """Parameters per query, chosen from the data, a note per query saying why, and the size of what
+    was picked. Without ``like`` (the smallest store): the busiest entity / person, the longest chains.
+    With ``like`` (the smallest store's sizes): the values whose answers are closest in size to those,
+    so that latency growth compares the same amount of answer on a bigger store."""
     from changeprov.sparql.stores import open_store
 
+    like = like or {}
     params: dict[str, dict[str, str]] = {}
     notes: dict[str, str] = {}
+    sizes: dict[str, dict] = {}
+    entity_queries = ("entity-history", "who-changed", "entity-state")
     with open_store("embedded", path=db, read_only=True) as store:
-        if {"entity-history", "who-changed", "entity-state"} & set(queries):
-            rows = _select(store, "SELECT ?e (COUNT(?ev) AS ?n) WHERE { ?ev om:affectsEntity ?e } "
-                                  "GROUP BY ?e ORDER BY DESC(?n) ?e LIMIT 50")
+        if set(entity_queries) & set(queries):
+            target = like.get("entity", {}).get("events")
+            rows = _closest_count(store, "{ SELECT ?x (COUNT(?ev) AS ?n) WHERE { ?ev om:affectsEntity ?x } GROUP BY ?x }",
+                                  target, limit=50)
             for node, n in rows:
                 name = _name_of(store, node)
                 if name:
-                    for q in ("entity-history", "who-changed", "entity-state"):
-                        params[q], notes[q] = {"entity": name}, f"busiest entity ({n.value} events)"
+                    how = "busiest entity" if target is None else f"entity with closest to {target} events"
+                    for q in entity_queries:
+                        params[q], notes[q] = {"entity": name}, f"{how} ({n.value} events)"
+                    sizes["entity"] = {"events": int(n.value)}
                     break
         if "changes-by-user" in queries:
             # people (first.last); service accounts (bots, svc_*) act in proportion to the whole log
-            rows = _select(store, "SELECT ?name (COUNT(?ev) AS ?n) WHERE { ?ev om:userName ?name "
-                                  "FILTER(REGEX(?name, \"^[a-z]+[.][a-z]+[0-9]*$\")) } "
-                                  "GROUP BY ?name ORDER BY DESC(?n) ?name LIMIT 1")
+            target = like.get("user", {}).get("events")
+            rows = _closest_count(store, "{ SELECT ?x (COUNT(?ev) AS ?n) WHERE { ?ev om:userName ?x "
+                                         "FILTER(REGEX(?x, \"^[a-z]+[.][a-z]+[0-9]*$\")) } GROUP BY ?x }",
+                                  target, limit=1)
             if rows:
+                how = "busiest person" if target is None else f"person with closest to {target} events"
                 params["changes-by-user"] = {"user": rows[0][0].value}
-                notes["changes-by-user"] = f"busiest person ({rows[0][1].value} OpenMetadata events)"
+                notes["changes-by-user"] = f"{how} ({rows[0][1].value} OpenMetadata events)"
+                sizes["user"] = {"events": int(rows[0][1].value)}
         if "tag-changes" in queries:
             rows = _select(store, "SELECT ?t (COUNT(?fc) AS ?n) WHERE { ?fc om:addedTag|om:removedTag|"
                                   "om:addedGlossaryTerm|om:removedGlossaryTerm ?t } "
@@ -622,19 +688,19 @@ def pick_params(db: Path, queries: list[str]) -> tuple[dict[str, dict[str, str]]
                 up.setdefault(d, set()).add(u)
                 down.setdefault(u, set()).add(d)
             if "upstream" in lineage:
-                name, note = pick_lineage(store, up, "upstream")
+                name, note, sizes["upstream"] = pick_lineage(store, up, "upstream", like=like.get("upstream"))
                 if name:
                     params["upstream"] = {"entity": name}
-                notes["upstream"] = "longest upstream chain: " + note
+                notes["upstream"] = note
             if {"downstream", "impact"} & set(lineage):
-                name, note = pick_lineage(store, down, "downstream")
+                name, note, sizes["downstream"] = pick_lineage(store, down, "downstream", like=like.get("downstream"))
                 for q in ("downstream", "impact"):
                     if name:
                         params[q] = {"entity": name}
-                    notes[q] = "longest downstream chain: " + note
+                    notes[q] = note
         if "deleted-entities" in queries:
             params["deleted-entities"], notes["deleted-entities"] = {}, "no parameters (every delete)"
-    return params, notes
+    return params, notes, sizes
 
 
 # ----------------------------------------------------------------------------- 2. queries
@@ -642,18 +708,18 @@ def pick_params(db: Path, queries: list[str]) -> tuple[dict[str, dict[str, str]]
 
 def bench_queries(work: Path, size: int, parts: list[Path], db: Path, facts: dict, queries: list[str], *,
                   repeat: int, rdflib_repeat: int, timeout: float, slow: float, rdflib: bool,
-                  endpoint: bool) -> dict:
+                  endpoint: bool, like: dict | None = None) -> dict:
     say(f"\n== 2. queries on the {size:,}-triple store ({facts['triples']:,} triples, "
         f"{facts['bytes'] / 2**30:.2f} GiB on disk; reference-mapper N-Triples loaded with the store's loader "
         f"in {facts['load_seconds']:.0f} s)")
     t0 = time.perf_counter()
-    params, notes = pick_params(db, queries)
+    params, notes, sizes = pick_params(db, queries, like=like)
     say(f"   parameters (picked from the data in {time.perf_counter() - t0:.0f} s):")
     for q in queries:
         shown = " ".join(f"--param {k}={v}" for k, v in params.get(q, {}).items()) or "-"
         say(f"     {q:<17} {shown}   [{notes.get(q, 'no suitable value found: skipped')}]")
     runnable = [q for q in queries if q in params]
-    result: dict = {"size": size, "facts": facts, "params": params, "notes": notes, "engines": {}}
+    result: dict = {"size": size, "facts": facts, "params": params, "notes": notes, "sizes": sizes, "engines": {}}
 
     def run_engine(kind: str, target, reps: int) -> None:
         engine = Engine(kind, target)
@@ -747,7 +813,8 @@ def growth(results: list[dict], queries: list[str]) -> dict:
     for kind in kinds:
         headers += [f"{kind} rows", f"{small['size'] // 1000:,}k", f"{large['size'] // 1000:,}k", "growth"]
     say(table(headers, rows))
-    say("   (parameters are picked per store by the same rule; rows small/large show how the answers compare)")
+    say("   (on the larger store the parameters are the values whose answers are closest in size to the smaller "
+        "store's picks; rows small/large show how the answers compare)")
     return out
 
 
@@ -852,7 +919,8 @@ def main() -> None:
         results.append(bench_queries(work, size, parts, db, facts, queries, repeat=args.repeat,
                                      rdflib_repeat=rdflib_repeat, timeout=args.timeout, slow=args.slow,
                                      rdflib=not args.skip_rdflib and size <= args.rdflib_max,
-                                     endpoint=not args.skip_endpoint))
+                                     endpoint=not args.skip_endpoint,
+                                     like=results[0]["sizes"] if results else None))
     grow = growth(results, queries) if len(results) > 1 else None
     marks = targets(load, results, grow, queries)
     for r in results:

@@ -25,6 +25,9 @@ def configure_load(p: argparse.ArgumentParser) -> None:
     p.add_argument("--jobs", type=int, default=1, metavar="N",
                    help="embedded store: load N groups of files in parallel threads, each group atomic "
                         "(default 1: all-or-nothing, a bad line leaves the store unchanged)")
+    p.add_argument("--no-optimize", dest="optimize", action="store_false",
+                   help="embedded store: skip compacting the indexes after loading (faster load, slower "
+                        "queries; worth it only before loading more exports, the last load compacts)")
     _store_args(p)
 
 
@@ -37,7 +40,7 @@ def run_load(args: argparse.Namespace) -> int:
         raise InputError("--jobs must be at least 1")
     committed_partitions(args.export_dir)  # refuse before creating or touching any store
     with store_from_args(args, create=True) as store:
-        report = load_export(store, args.export_dir, jobs=args.jobs,
+        report = load_export(store, args.export_dir, jobs=args.jobs, optimize=args.optimize,
                              progress=lambda m: print(f"[load] {m}", file=sys.stderr, flush=True))
     print(f"loaded {report.files} file(s) into {store.description}: {report.triples_added:,} triples added, "
           f"{report.triples_after:,} in the store, {report.seconds:.2f} s")

@@ -82,6 +82,11 @@ class TripleStore:
         """Add every triple of one N-Triples byte stream (set semantics: duplicates are no-ops)."""
         raise NotImplementedError
 
+    def optimize(self) -> bool:
+        """Compact the store's indexes after a bulk load; False where the store has nothing to do
+        (in memory) or it is the server's business (endpoints)."""
+        return False
+
     def count(self) -> int:
         rows = self.select("SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }")
         return int(rows.rows[0][0].value) if rows.rows and rows.rows[0][0] is not None else 0
@@ -170,6 +175,16 @@ class EmbeddedStore(TripleStore):
             raise InputError(f"invalid N-Triples: {exc}") from None
         except (OSError, RuntimeError, ValueError) as exc:
             raise StoreError(f"loading failed: {exc}") from None
+
+    def optimize(self) -> bool:
+        # every bulk_load ingests sorted files whose key ranges overlap the earlier loads' files, so
+        # after a big load one index lookup reads many files: on a 20M-triple store compaction made
+        # per-entity queries 2.5-5x faster (docs/queries.md, "Compaction after loading")
+        try:
+            self._store.optimize()
+        except OSError as exc:
+            raise StoreError(f"compacting {self.path} failed: {exc}") from None
+        return True
 
     def count(self) -> int:
         return len(self._store)

@@ -132,6 +132,29 @@ def test_parallel_load_equals_serial_and_names_partial_failure(tmp_path):
         assert load_export(store, exp, jobs=2).triples_after == 9, "reloading completes the store"
 
 
+def test_load_compacts_the_store_unless_told_not_to(tmp_path, capsys):
+    # each bulk_load adds index files overlapping the earlier ones; compaction merges them, which is
+    # what keeps lookups on big stores fast (docs/queries.md)
+    files = {f"x/2024-03-{d:02d}/part-00000": NT.replace(b"ex.org/a", f"ex.org/a{d}".encode()) for d in range(1, 7)}
+    exp = make_export(tmp_path / "exp", files)
+    sst = {}
+    for optimize in (False, True):
+        db = tmp_path / f"db-{optimize}"
+        with open_store("embedded", path=db, create=True) as store:
+            report = load_export(store, exp, jobs=3, optimize=optimize)
+            assert report.triples_after == 7
+            assert (report.optimize_seconds is not None) == optimize
+            assert _all(store) == {q.triple for q in ox.parse(b"".join(files.values()),
+                                                                format=ox.RdfFormat.N_TRIPLES)}
+        sst[optimize] = len(list(db.glob("*.sst")))
+    assert sst[True] < sst[False], sst
+    runs = [("cli", ["--jobs", "3"], True), ("cli-no", ["--no-optimize"], False),
+            ("cli", [], False)]  # the third reloads the same export: nothing new, nothing to compact
+    for db, extra, compacts in runs:
+        assert main(["load", str(exp), "--store", str(tmp_path / db), *extra]) == 0
+        assert ("compacting the indexes" in capsys.readouterr().err) == compacts, (db, extra)
+
+
 def test_files_without_final_newline_do_not_glue(tmp_path):
     exp = make_export(tmp_path / "exp", {"x/2024-03-01/part-00000": NT.rstrip(b"\n"),
                                          "x/2024-03-01/part-00001": NT.replace(b"ex.org/a", b"ex.org/c")})
