@@ -587,8 +587,8 @@ def pick_lineage(store, adj: dict, query: str, *, like: dict | None = None,
     """The entity whose ``query`` answer reaches furthest (min hops, as the query counts them), among the
     ``candidates`` with the longest raw prov:wasDerivedFrom chains (removed edges included, so verified).
     With ``like`` (the smaller store's pick), the entity with >= MIN_HOPS whose answer is closest in
-    size to it, among the first ``candidates`` reaching MIN_HOPS (of at most 4 x ``candidates`` tried)
-    in order of how close their raw chain is to its raw chain."""
+    size to it, among the first 3 x ``candidates`` reaching MIN_HOPS (of at most 6 x ``candidates``
+    tried) in order of how close their raw chain is to its raw chain."""
     from changeprov.sparql.queries import get_query, run_query
 
     depth = longest_paths(adj)
@@ -601,7 +601,7 @@ def pick_lineage(store, adj: dict, query: str, *, like: dict | None = None,
     for node in order:
         if like is None and (tried >= candidates or (best and best[0] >= MIN_HOPS and depth[node] < best[0])):
             break
-        if like is not None and (reaching >= candidates or tried >= 4 * candidates):
+        if like is not None and (reaching >= 3 * candidates or tried >= 6 * candidates):
             break
         name = _name_of(store, node)
         if name is None:
@@ -799,22 +799,24 @@ def growth(results: list[dict], queries: list[str]) -> dict:
             b = large["engines"][kind]["_t"].get(q)
             if a is None or b is None:
                 ok = False
-                row += ["-", "-", "-", "-"]
+                row += ["-", "-", "-", "-", "-"]
                 continue
             ratio = b.median / a.median if (a.median and b.median) else None
+            per_row = ratio * a.rows / b.rows if (ratio and a.rows and b.rows) else None
             if kind == "embedded":
-                out[q] = {"ratio": ratio, "small": a.median, "large": b.median, "rows": [a.rows, b.rows],
-                          "hops": [a.hops, b.hops]}
+                out[q] = {"ratio": ratio, "per_row": per_row, "small": a.median, "large": b.median,
+                          "rows": [a.rows, b.rows], "hops": [a.hops, b.hops]}
             row += [f"{a.rows}/{b.rows}" + (f" ({a.hops}/{b.hops} hops)" if a.hops is not None else ""),
-                    a.show_median(), b.show_median(), fmt_ratio(ratio)]
+                    a.show_median(), b.show_median(), fmt_ratio(ratio), fmt_ratio(per_row)]
         if ok:
             rows.append(row)
     headers = ["query (* = per entity/user)"]
     for kind in kinds:
-        headers += [f"{kind} rows", f"{small['size'] // 1000:,}k", f"{large['size'] // 1000:,}k", "growth"]
+        headers += [f"{kind} rows", f"{small['size'] // 1000:,}k", f"{large['size'] // 1000:,}k", "growth",
+                    "per row"]
     say(table(headers, rows))
     say("   (on the larger store the parameters are the values whose answers are closest in size to the smaller "
-        "store's picks; rows small/large show how the answers compare)")
+        "store's picks; rows small/large show how the answers compare; per row = growth x small rows / large rows)")
     return out
 
 
@@ -864,7 +866,8 @@ def targets(load: dict | None, results: list[dict], grow: dict | None, queries: 
                     mark(False, f"{q} growth {sizes}: not measured")
                 else:
                     mark(g["ratio"] < 2, f"{q} grows < 2x ({sizes}): {fmt_ratio(g['ratio'])} "
-                                         f"({fmt_s(g['small'])} -> {fmt_s(g['large'])})")
+                                         f"({fmt_s(g['small'])} -> {fmt_s(g['large'])}; rows {g['rows'][0]} -> "
+                                         f"{g['rows'][1]}, per row {fmt_ratio(g['per_row'])})")
     else:
         mark(None, "growth: needs two --sizes")
     say("\n== targets")
