@@ -68,7 +68,7 @@ REQUIRED = ("entity-history", "who-changed", "changes-by-user", "tag-changes", "
 PER_ENTITY_OR_USER = ("entity-history", "who-changed", "changes-by-user", "upstream", "downstream", "impact",
                       "entity-state")
 TRIPLES_PER_EVENT = 20  # the generator's mix maps to ≈ 20.8 distinct triples per event
-CHUNK_EVENTS = 250_000  # the reference mapper holds a chunk's triples in memory (≈ 5M triples ≈ 2 GB)
+CHUNK_EVENTS = 250_000  # chunks of the log, mapped in parallel processes
 MIN_EXPORT_TRIPLES = 5_000_000
 MIN_HOPS = 5
 
@@ -224,7 +224,7 @@ def ensure_store_data(work: Path, triples: int, seed: int, *, jobs: int) -> tupl
         events = triples // TRIPLES_PER_EVENT + 100
         log = root / "events.jsonl"
         generate_log(log, events, seed)
-        # chunks of the log, mapped in parallel (the reference mapper keeps a whole input's triples in memory)
+        # chunks of the log, mapped in parallel by the reference mapper (one process per core)
         chunks, out = [], None
         with log.open("rb") as f:
             for i, line in enumerate(f):

@@ -49,3 +49,21 @@ def test_reference_map_command_counts_add_up(tmp_path, capsys):
     counts = json.loads(capsys.readouterr().out)
     assert (counts["lines_read"], counts["blank"], counts["mapped"], counts["quarantined"]) == (3, 1, 1, 1)
     assert json.loads((tmp_path / "q.jsonl").read_text())["line"] == 3
+
+
+def test_reference_mapper_sorts_in_bounded_runs(tmp_path):
+    # the external sort (runs of a few lines, merged) writes the same bytes and counts as one run
+    from changeprov.generate import generate
+    from changeprov.mapping.reference import map_to_files
+
+    src = tmp_path / "events.jsonl"
+    generate(src, events=300, seed=5, days=3)
+    one = map_to_files([str(src)], tmp_path / "one.nt", tmp_path / "q1.jsonl")
+    many = map_to_files([str(src)], tmp_path / "many.nt", tmp_path / "q2.jsonl", run_lines=50)
+    assert one.as_dict() == many.as_dict() and one.balanced()
+    data = (tmp_path / "many.nt").read_bytes()
+    assert data == (tmp_path / "one.nt").read_bytes()
+    lines = data.splitlines()
+    assert lines == sorted(set(lines)) and len(lines) > 1000
+    assert (tmp_path / "q1.jsonl").read_bytes() == (tmp_path / "q2.jsonl").read_bytes()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == [], "the runs are cleaned up"
