@@ -178,11 +178,11 @@ def load_export(store: TripleStore, export_dir: str | Path,
             bytes_read = sum(f.result() for f in futures)
     after = store.count()
     optimize_seconds = None
-    if optimize and after != before:
+    if optimize and store.compacts and after != before:
         progress(f"loaded {after - before:,} new triples in {time.monotonic() - started:.2f} s; compacting the indexes")
         began = time.monotonic()
-        if store.optimize():
-            optimize_seconds = time.monotonic() - began
+        store.optimize()
+        optimize_seconds = time.monotonic() - began
     report = LoadReport(len(files), bytes_read, before, after, time.monotonic() - started, optimize_seconds)
     progress(f"done: {report.triples_added:,} new triples ({after:,} in the store) from {len(files)} file(s), "
              f"{report.bytes_read:,} bytes in {report.seconds:.2f} s"
