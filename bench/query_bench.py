@@ -114,10 +114,11 @@ with open_store("embedded", path=sys.argv[2], create=True) as store:
     for name in sys.argv[3:] if sys.argv[1] != "optimize-only" else ():
         with open(name, "rb") as f:
             store.load_ntriples(f)
-    t0 = time.perf_counter()
+    optimize_seconds = None
     if sys.argv[1] != "no-optimize":
+        t0 = time.perf_counter()
         store.optimize()
-    optimize_seconds = time.perf_counter() - t0 if sys.argv[1] != "no-optimize" else None
+        optimize_seconds = time.perf_counter() - t0
     n = store.count()
 print(json.dumps({"triples": n, "optimize_seconds": optimize_seconds}))
 """

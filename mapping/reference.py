@@ -88,11 +88,7 @@ def map_to_files(inputs: Iterable[str], out: Path, quarantine: Path, *, family: 
         counted = {fam: _counted(r.unique(), counts.triples, fam) for fam, r in sorted(runs.items())}
         tmp_out = out.with_name(out.name + ".tmp")
         with tmp_out.open("wb") as f:
-            previous = None
-            for line in heapq.merge(*counted.values()):
-                if line != previous:
-                    f.write(line)
-                    previous = line
+            f.writelines(_merged_unique(counted.values()))  # a triple of several families once
         tmp_out.replace(out)
     counts.events = len(events)
     return counts
@@ -124,11 +120,16 @@ class _SortedRuns:
             yield from sorted(set(self.lines))
             return
         with ExitStack() as stack:
-            previous = None
-            for line in heapq.merge(*(stack.enter_context(p.open("rb")) for p in self.files)):
-                if line != previous:
-                    yield line
-                    previous = line
+            yield from _merged_unique([stack.enter_context(p.open("rb")) for p in self.files])
+
+
+def _merged_unique(sorted_streams: Iterable[Iterable[bytes]]) -> Iterator[bytes]:
+    """The lines of sorted streams, merged in order, each distinct line once."""
+    previous = None
+    for line in heapq.merge(*sorted_streams):
+        if line != previous:
+            yield line
+            previous = line
 
 
 def _counted(lines: Iterator[bytes], counter: Counter, key: str) -> Iterator[bytes]:
