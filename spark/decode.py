@@ -12,6 +12,7 @@ from pyspark.sql import functions as F
 
 from changeprov.mapping.decode import MAX_BYTES, MAX_DEPTH, MAX_KEY_CHARS
 from changeprov.mapping.vocab import rules
+from changeprov.spark.sqlterms import let, struct_of
 
 WS = " \t\r\n"
 
@@ -99,47 +100,133 @@ def reject(reason: str, detail) -> Column:
     return F.struct(F.lit(reason).alias("reason"), detail.alias("detail"))
 
 
+# ---------------------------------------------------------------- one parse per text
+#
+# Spark's parser reads the first JSON value of a text and ignores whatever follows it, so the
+# reference's "trailing data" rule needs a check of its own. Parsing the text inside an array
+# with a sentinel after it, ``[TEXT,"\\u0000"]``, does both jobs in one pass: the array has
+# exactly two elements, the second the sentinel, only when TEXT is one JSON value and nothing
+# else (trailing data either breaks the syntax or adds elements). Only a text that itself
+# holds the escape ``\\u0000`` could fake the sentinel; such texts take the exact, slower checks.
+SENTINEL = "\\u0000"  # the JSON escape of U+0000, as text
+_NUL = "\u0000"  # the character it decodes to
+
+
+def wrapped_parse(text: Column) -> Column:
+    """try_parse_json of ``[text,"\\u0000"]`` (see above)."""
+    return F.try_parse_json(F.concat(F.lit("["), text, F.lit(',"' + SENTINEL + '"]')))
+
+
+def wrap_ok(wrapped: Column, text: Column) -> Column:
+    """True when ``wrapped`` (of ``text``) proves that ``text`` is exactly one JSON value."""
+    return (wrapped.isNotNull() & ~text.contains(SENTINEL)
+            & F.try_variant_get(wrapped, "$[2]", "variant").isNull()
+            & F.coalesce(F.try_variant_get(wrapped, "$[1]", "string") == F.lit(_NUL), F.lit(False)))
+
+
+def _schema_opens(schema: Column) -> Column:
+    """How many containers a variant's schema names: an upper bound of the value's nesting depth.
+    Counted only in a schema long enough to name MAX_DEPTH of them ("ARRAY<" is the shortest)."""
+    return F.when(F.octet_length(schema) > 6 * MAX_DEPTH,
+                  F.octet_length(schema) - F.octet_length(F.replace(schema, F.lit("<"), F.lit("")))).otherwise(0)
+
+
+def schema_suspicious(schema: Column) -> tuple[Column, Column]:
+    """(may be nested too deep, may hold a number that overflowed) for a parsed value's schema.
+
+    A number beyond a double's range parses to an infinite DOUBLE, and the schema names every
+    container, so both exact checks (on the raw text) run only when these cheap ones say so."""
+    return _schema_opens(schema) > MAX_DEPTH, schema.contains("DOUBLE")
+
+
+def _loads_strict_slow(text: Column) -> Column:
+    """struct<v, bad> for a text whose wrapped parse proves nothing (see above): the exact checks."""
+    parsed = F.try_parse_json(text)
+    bad = (parsed.isNull()
+           | ((_count(text, "[{") > MAX_DEPTH) & (max_depth(text) > MAX_DEPTH))
+           | _trailing_data(text, parsed) | _overflowing_number(text))
+    return F.struct(F.when(~bad, parsed).alias("v"), bad.alias("bad"))
+
+
+def strict_json(text: Column) -> Column:
+    """struct<v variant, bad boolean>: decode.loads_strict's verdict on JSON held in a string (``v``
+    null when ``bad``). One parse on the common path; the exact checks only where needed."""
+    def checked(c):
+        deep, double = schema_suspicious(c["s"])
+        t, x = c["t"], c["x"]
+        fast_bad = (deep & (max_depth(t) > MAX_DEPTH)) | (double & _overflowing_number(t))
+        slow = F.when(t.contains(SENTINEL), _loads_strict_slow(t)).otherwise(
+            F.struct(F.lit(None).cast("variant").alias("v"), F.lit(True).alias("bad")))
+        return F.when(x.isNotNull(), F.struct(F.when(~fast_bad, x).alias("v"), fast_bad.alias("bad"))) \
+            .otherwise(slow)
+
+    return let({"w": wrapped_parse(text), "t": text}, lambda c: let(
+        {"x": F.when(wrap_ok(c["w"], c["t"]), F.try_variant_get(c["w"], "$[0]", "variant")), "t": c["t"]},
+        lambda d: let({"x": d["x"], "t": d["t"], "s": F.schema_of_variant(d["x"])}, checked)))
+
+
 def decode(lines: DataFrame) -> DataFrame:
-    """`value` (the raw line) → adds `blank`, `v` (variant), `family`, `rejected` (struct reason, detail)."""
+    """`value` (the raw line) → adds `blank`, `v` (variant), `family`, `rejected` (struct reason, detail).
+
+    One parse per line (``wrapped_parse``); the exact checks of the reference decoder run on the
+    few lines the cheap ones cannot clear (see ``schema_suspicious``)."""
     value = F.col("value")
     bytes_ = F.octet_length(value)
-    brackets = _count(value, "[{")
-    # `v` (added before `rejected`, and only null here when the line is no JSON) is the parse: the
-    # checks below reuse it instead of parsing the line again in each branch.
-    parsed = F.col("v")
+    parsed, fast, schema = F.col("v"), F.col("_fast"), F.col("_schema")
+    deep_guard, double_guard = schema_suspicious(schema)
+    brackets = F.octet_length(value) - F.octet_length(F.replace(F.replace(value, F.lit("["), F.lit("")),
+                                                                F.lit("{"), F.lit("")))
     check = (
         F.when(bytes_ > MAX_BYTES, reject("TOO_LARGE", F.format_string(
             f"line of %d bytes exceeds the limit of {MAX_BYTES} bytes", bytes_)))
         .when(value.startswith("\ufeff"), reject("BAD_ENCODING", "UTF-8 byte order mark at the start of the line"))
         .when(value.contains("\u0000"), reject("BAD_ENCODING", "NUL byte (UTF-16/32 text?)"))
         .when(~F.is_valid_utf8(value), reject("BAD_ENCODING", "invalid UTF-8"))
-        .when((brackets > MAX_DEPTH) & (max_depth(value) > MAX_DEPTH),
+        .when(F.when(fast, deep_guard).otherwise(brackets > MAX_DEPTH) & (max_depth(value) > MAX_DEPTH),
               reject("TOO_LARGE", f"nested deeper than {MAX_DEPTH} levels"))
         .when(parsed.isNull() & _lone_surrogate_only(value),
               reject("BAD_ENCODING", "lone UTF-16 surrogate escape (\\uD800-\\uDFFF not in a valid pair)"))
         .when(parsed.isNull() & _long_key(value),
               reject("TOO_LARGE", f"an object key exceeds the limit of {MAX_KEY_CHARS} characters"))
-        .when(parsed.isNull() | _trailing_data(value, parsed) | _overflowing_number(value),
+        .when(parsed.isNull() | (~fast & _trailing_data(value, parsed))
+              | (F.when(fast, double_guard).otherwise(F.lit(True)) & _overflowing_number(value)),
               reject("MALFORMED_JSON", "not one valid JSON value (syntax, trailing data, duplicate key, NaN or "
                                        "a number out of range)"))
-        .when(F.try_variant_get(parsed, "$", "struct<>").isNull(),  # an object: no field is read
+        .when(F.when(fast, ~schema.startswith("OBJECT<"))
+              .otherwise(F.try_variant_get(parsed, "$", "struct<>").isNull()),  # an object: no field is read
               reject("NOT_AN_OBJECT", "the line holds a JSON value that is not an object"))
     )
+    blank = F.col("blank")
     return (lines
             .withColumn("blank", ~value.rlike(f"[^{WS}]"))  # found at once on a real line
-            .withColumn("v", F.when(~F.col("blank"), F.try_parse_json(value)))
-            .withColumn("rejected", F.when(~F.col("blank"), check))
-            .withColumn("family", F.when(F.col("rejected").isNull() & ~F.col("blank"), detect_family(F.col("v")))))
+            .withColumn("_w", F.when(~blank, wrapped_parse(value)))
+            .withColumn("_fast", F.coalesce(wrap_ok(F.col("_w"), value), F.lit(False)))
+            # the slow path parses the line alone: what the exact checks below need
+            .withColumn("v", F.when(fast, F.try_variant_get("_w", "$[0]", "variant"))
+                        .when(~blank, F.try_parse_json(value)))
+            .withColumn("_schema", F.when(fast, F.schema_of_variant(parsed)))
+            .withColumn("rejected", F.when(~blank, check))
+            .withColumn("family", F.when(F.col("rejected").isNull() & ~blank, detect_family(parsed)))
+            .drop("_w", "_fast", "_schema"))
 
 
 def detect_family(v: Column) -> Column:
-    """mapper.detect_family: the first family (rules.json detectOrder) whose keys are all present."""
+    """mapper.detect_family: the first family (rules.json detectOrder) whose keys are all present.
+
+    Every family's keys are read in one pass over the event (a struct of variants): a key is
+    present when its field is not SQL NULL (a JSON null is a variant null, and present)."""
     table = rules()["families"]
-    out = F.lit(None).cast("string")
-    for family in reversed(rules()["detectOrder"]):
-        present = None
-        for key in table[family]["detect"]:
-            has = F.variant_get(v, f"$['{key}']", "variant").isNotNull()  # SQL NULL only when the key is absent
-            present = has if present is None else present & has
-        out = F.when(present, F.lit(family)).otherwise(out)
-    return out
+    keys = [k for family in rules()["detectOrder"] for k in table[family]["detect"]]
+    found = struct_of(v, keys)
+
+    def body(c):
+        out = F.lit(None).cast("string")
+        for family in reversed(rules()["detectOrder"]):
+            present = None
+            for key in table[family]["detect"]:
+                has = c["f"][key].isNotNull()
+                present = has if present is None else present & has
+            out = F.when(present, F.lit(family)).otherwise(out)
+        return out
+
+    return let({"f": found}, body)

@@ -21,7 +21,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from changeprov import __version__
@@ -76,20 +76,34 @@ def force_family(family: str) -> Callable[[DataFrame], DataFrame]:
     return apply
 
 
+# A triple's partition (family, UTC day) as one long, ``day * 8 + family``: the aggregation below
+# can then keep its running minimum in a hash table (Spark's hash aggregation needs fixed-width
+# buffers; a minimum of strings or structs falls back to sorting every row).
+_PART_FAMILIES = 8
+_PART_ORDER = sorted(FAMILIES)  # a shared triple seen on one day in two families goes to the first by name
+assert len(_PART_ORDER) <= _PART_FAMILIES
+
+
+def _part_code() -> Column:
+    family = F.lit(None).cast("long")
+    for i, name in enumerate(_PART_ORDER):
+        family = F.when(F.col("family") == name, F.lit(i)).otherwise(family)
+    return (F.floor(F.col("ms") / 86_400_000) * _PART_FAMILIES + family).cast("long")
+
+
 def output_rows(mapped: DataFrame) -> DataFrame:
     """Every line → its output rows: kind t (triple), q (quarantine), a (accounting), s (split stats)."""
     status = (F.when(F.col("blank"), F.lit("blank"))
               .when(F.col("reason").isNotNull(), F.lit("quarantined")).otherwise(F.lit("mapped")))
-    date = F.date_format(F.timestamp_millis(F.col("ms")), "yyyy-MM-dd")
-    row = "struct<kind:string,key:string,source:string,date:string>"
+    row = "struct<kind:string,key:string,part:bigint>"
 
-    def r(kind, key, source=None, d=None):
+    def r(kind, key, part=None):
         return F.struct(F.lit(kind).alias("kind"), key.alias("key"),
-                        (source if source is not None else F.lit(None).cast("string")).alias("source"),
-                        (d if d is not None else F.lit(None).cast("string")).alias("date"))
+                        (part if part is not None else F.lit(None).cast("long")).alias("part"))
 
+    part = F.col("_part")
     triples = F.transform(F.coalesce(F.col("triples"), F.array().cast("array<string>")),
-                          lambda t: r("t", t, F.col("family"), date))
+                          lambda t: r("t", t, part))
     quarantine = F.when(F.col("reason").isNotNull(), F.array(r("q", F.to_json(F.struct(
         F.col("reason"), F.col("detail"), F.col("file").alias("source"), F.col("block"), F.col("mono"),
         F.col("value").alias("raw")))))).otherwise(F.array().cast(f"array<{row}>"))
@@ -97,6 +111,7 @@ def output_rows(mapped: DataFrame) -> DataFrame:
                                          F.coalesce(F.col("family"), F.lit("")))))
     split = F.array(r("s", F.concat_ws("|", F.col("block").cast("string"), F.col("file"))))
     return (mapped
+            .withColumn("_part", _part_code())
             .select(F.col("mono"), F.explode(F.concat(triples, quarantine, account, split)).alias("o"))
             .select("o.*", "mono"))
 
@@ -104,12 +119,14 @@ def output_rows(mapped: DataFrame) -> DataFrame:
 def aggregate(rows: DataFrame) -> DataFrame:
     """Distinct triples (each in the earliest date/source it occurs in), counted statistics."""
     agg = (rows.groupBy("kind", "key")
-           .agg(F.min(F.struct("date", "source")).alias("part"), F.count(F.lit(1)).alias("n"),
-                F.min("mono").alias("first")))
+           .agg(F.min("part").alias("part"), F.count(F.lit(1)).alias("n"), F.min("mono").alias("first")))
     text = (F.when(F.col("kind").isin("t", "q"), F.col("key"))
             .otherwise(F.concat_ws("|", F.col("n").cast("string"), F.col("first").cast("string"), F.col("key"))))
-    return agg.select("kind", F.col("part.source").alias("source"), F.col("part.date").alias("date"),
-                      text.alias("value"))
+    source = F.element_at(F.array(*[F.lit(f) for f in _PART_ORDER]),
+                          (F.col("part") % _PART_FAMILIES).cast("int") + 1)
+    date = F.date_from_unix_date(F.floor(F.col("part") / _PART_FAMILIES).cast("int")).cast("string")
+    return agg.select("kind", F.when(F.col("part").isNotNull(), source).alias("source"),
+                      F.when(F.col("part").isNotNull(), date).alias("date"), text.alias("value"))
 
 
 # ---------------------------------------------------------------- the job
@@ -159,7 +176,9 @@ def export(spark: SparkSession, inputs: Sequence[str], out: str, *, family: str 
               .observe(observed[0], *observed[1]))
     progress("mapping, deduplicating and writing (one Spark job)")
     writer = (staged.repartition(F.col("kind"), F.col("source"), F.col("date"))
-              .sortWithinPartitions("kind", "source", "date", "value")
+              # a hash first: files come out in the same order every run, and the sort compares
+              # numbers instead of long strings that share their first 40 characters
+              .sortWithinPartitions("kind", "source", "date", F.xxhash64("value"), "value")
               .write.mode("overwrite").partitionBy("kind", "source", "date"))
     if compress == "gzip":
         writer = writer.option("compression", "gzip")

@@ -20,6 +20,13 @@ DEFAULTS = {
     # The mapping's projections are too large for one generated method (Java's 64 KB limit): Spark
     # would try, fail and fall back for every stage; per-expression code generation is faster here.
     "spark.sql.codegen.wholeStage": "false",
+    # PySpark records the Python call site of every Column operation for error messages: five more
+    # py4j round trips per operation, which made building the mappers' plans take ~40 s. Our
+    # Column trees are built by the package, not typed by users, so the call sites say nothing.
+    "spark.python.sql.dataFrameDebugging.enabled": "false",
+    # Input splits of 32 MB, not 128: a 300 MB log then makes ~10 map tasks instead of 3, and the
+    # last task does not run alone on one core while the others idle.
+    "spark.sql.files.maxPartitionBytes": str(32 * 2**20),
 }
 # Compile failures are followed by Spark's own interpreted fallback (correct, only slower): the
 # compiler's stack traces are noise to a user, so that one logger is silenced.

@@ -1,8 +1,20 @@
-"""Spark SQL versions of changeprov.mapping.terms / emit: IRIs, digests, literals, N-Triples lines.
+"""Spark SQL versions of changeprov.mapping.terms / emit: IRIs, digests, literals, N-Triples lines,
+and cheap typed access to variants.
 
 Every function takes and returns pyspark Columns and uses native Spark SQL functions only, so
 executors never need this package. Each mirrors a Python function of the reference mapper; the
-equality is tested on the corpus (tests/test_spark_*.py).
+equality is tested on the corpus and on tricky strings (tests/test_spark_*.py).
+
+What costs what on the executors (measured, docs/export.md), and so how these are written:
+
+* Reading a field of a variant column copies the whole variant out of the row first, so the
+  fields of one JSON object are taken in one ``struct_of`` call, not one call per field.
+* Java's regex engine tests a character class of single Latin-1 characters with one table lookup,
+  but a class with ranges or characters past U+00FF with one test per member: 10-80 ns per
+  character of input. So the checks use small classes, and the full classes of non-ASCII
+  characters run only on text that has any (``is_ascii``, a length comparison).
+* Most identifiers and literals need no escaping: one check decides, and the rewriting (chains of
+  ``replace``) runs only on the few that do.
 """
 
 from __future__ import annotations
@@ -16,32 +28,145 @@ from changeprov.mapping.vocab import ID, OM_ENTITY, expand
 XSD = "http://www.w3.org/2001/XMLSchema#"
 RDF_JSON = "http://www.w3.org/1999/02/22-rdf-syntax-ns#JSON"
 MAX_MS = 253402300799999
-IRI_ESCAPED_CLASS = "[" + "".join(f"\\x{{{ord(c):X}}}" for c in IRI_ESCAPES) + "]"
+ASCII_IRI_ESCAPED_CLASS = '[ "#%<>?\\[\\\\\\]^`{|}]'  # terms.IRI_ESCAPED plus %: single characters, one table
+UNICODE_SPACE_CLASS = "[" + "".join(f"\\x{{{ord(c):X}}}" for c in IRI_ESCAPES if ord(c) > 0x7F) + "]"
 CONTROL_CLASS = "[\\x00-\\x1f\\x7f]"  # the characters escape_string writes as \uXXXX
 # every character escape_string rewrites: backslash, quote and the C0 controls (LF, CR included) and DEL
 NEEDS_ESCAPE_CLASS = '[\\x{0}-\\x{1F}\\x{7F}\\\\"]'
 
 
-def lit(value) -> Column:
-    return F.lit(value)
+# ---------------------------------------------------------------- binding
+
+
+def let(values: dict, body) -> Column:
+    """``body`` over the named values, each evaluated once (bound to a lambda variable): inside a
+    higher-order function's lambda, where no staged column (changeprov.spark.stages) can be used."""
+    names = list(values)
+    packed = F.struct(*[values[n].alias(n) for n in names])
+    return F.try_element_at(F.transform(F.array(packed), lambda s: body({n: s[n] for n in names})), F.lit(1))
+
+
+def extend(items: Column, **fields) -> Column:
+    """``transform(items, x -> x with the new fields)``; each field is a function of the element
+    as it came in (a field that needs another takes a second ``extend``).
+
+    Arrays of structs grow step by step this way, so that a value computed from an element is
+    computed once and later expressions read it as a field."""
+    def add(x: Column) -> Column:
+        out = x
+        for name, fn in fields.items():  # each from the element as it came: no field sees another
+            out = out.withField(name, fn(x))
+        return out
+
+    return F.transform(items, add)
+
+
+def flat(arrays: Column) -> Column:
+    """Concatenated inner arrays; null inner arrays and a null outer array count as empty."""
+    return F.coalesce(F.flatten(F.filter(arrays, lambda a: a.isNotNull())), F.array().cast("array<string>"))
+
+
+def cat(*arrays: Column) -> Column:
+    """Concatenation of arrays of strings (triples), null arrays counting as empty."""
+    empty = F.array().cast("array<string>")
+    return F.concat(*[F.coalesce(a, empty) for a in arrays])
+
+
+def first_error(errors: Column) -> Column:
+    """The first non-null element of an array of errors (null if none, or if the array is null)."""
+    return F.try_element_at(F.filter(errors, lambda e: e.isNotNull()), F.lit(1))
+
+
+# ---------------------------------------------------------------- variants
+
+
+def struct_of(x: Column, names, *, nested: dict | None = None) -> Column:
+    """The fields ``names`` of the JSON object ``x`` as struct<name variant, …> in one read of ``x``
+    (a field is SQL NULL when absent or when ``x`` is no object; JSON null stays a variant null).
+    ``nested`` adds struct fields: ``{"a": "struct<b:variant>"}`` reads ``x.a.b`` in the same pass
+    (NULL unless ``a`` is an object)."""
+    names = list(dict.fromkeys(names))
+    fields = [f"`{n}`:variant" for n in names] + [f"`{k}`:{t}" for k, t in (nested or {}).items()]
+    return F.try_variant_get(x, "$", "struct<" + ",".join(fields) + ">")
+
+
+def items(x: Column) -> Column:
+    """array<variant> of a JSON array (null for anything else)."""
+    return F.try_variant_get(x, "$", "array<variant>")
+
+
+_SCALAR_KINDS = {"STRING": "string", "BOOLEAN": "boolean", "VOID": "null", "TINYINT": "integer",
+                 "SMALLINT": "integer", "INT": "integer", "BIGINT": "integer", "DOUBLE": "double", "FLOAT": "double"}
+
+
+def schema_kind(schema: Column) -> Column:
+    """The kind (see ``variant_kind``) a schema_of_variant text names: prefix tests and one lookup
+    in a constant map, no regex."""
+    digits = F.substring_index(F.substring(schema, 9, 10), ",", 1).try_cast("int")
+    return (F.when(F.startswith(schema, F.lit("ARRAY")), F.lit("array"))
+            .when(F.startswith(schema, F.lit("OBJECT")), F.lit("object"))
+            .when(F.startswith(schema, F.lit("DECIMAL")),
+                  F.when(~F.endswith(schema, F.lit(",0)")), F.lit("decimal"))
+                  .when(digits >= 19, F.lit("integer")).otherwise(F.lit("integral")))
+            .otherwise(F.try_element_at(F.create_map(*[F.lit(x) for kv in _SCALAR_KINDS.items() for x in kv]),
+                                        schema)))
+
+
+def variant_kind(x: Column) -> Column:
+    """The JSON type of a variant: 'null', 'string', 'boolean', 'integer' (an integer token),
+    'integral' (a number with a fraction of zeros, ``1.0``: Spark stores it as DECIMAL(p,0), the
+    reference keeps it a Decimal), 'decimal', 'double', 'object' or 'array'; SQL NULL if absent.
+
+    An object is told by a cast to an empty struct (no field is read); schema_of_variant, which
+    walks the whole value, runs for scalars and arrays only. A 19-38 digit DECIMAL(p,0) counts as
+    an integer token: Spark stores both ``10**20`` and ``1e20``-free ``100…0.0`` that way, and only
+    the former is plausible in an event."""
+    return (F.when(x.isNull(), F.lit(None).cast("string"))
+            .when(F.try_variant_get(x, "$", "struct<>").isNotNull(), F.lit("object"))
+            .otherwise(schema_kind(F.schema_of_variant(x))))
+
+
+NUMBER_KINDS = ("integer", "integral", "decimal", "double")
+
+
+def string_of(x: Column, kind: Column) -> Column:
+    """The text of a variant string (``kind`` its variant_kind); null for other types."""
+    return F.when(kind == "string", x.cast("string"))
 
 
 # ---------------------------------------------------------------- identifiers
 
 
+def is_ascii(text: Column) -> Column:
+    """True when every character of ``text`` is ASCII (one UTF-8 byte each): no byte scan by regex."""
+    return F.octet_length(text) == F.char_length(text)
+
+
 def bad_identifier(text: Column) -> Column:
     """True when ``text`` cannot become part of an IRI (empty or a forbidden code point)."""
-    return (F.length(text) == 0) | text.rlike(FORBIDDEN_JAVA_REGEX)
+    return ((F.length(text) == 0) | text.rlike(CONTROL_CLASS)
+            | (~is_ascii(text) & text.rlike(FORBIDDEN_JAVA_REGEX)))
+
+
+def needs_iri_escape(text: Column) -> Column:
+    """True when ``iri_safe`` changes ``text`` (a character of terms.IRI_ESCAPES in it)."""
+    return text.rlike(ASCII_IRI_ESCAPED_CLASS) | (~is_ascii(text) & text.rlike(UNICODE_SPACE_CLASS))
+
+
+def _code_points(text: Column) -> Column:
+    return F.regexp_extract_all(text, F.lit("(?s)."), F.lit(0))
+
+
+def _table(mapping: dict) -> Column:
+    return F.create_map(*[F.lit(x) for kv in mapping.items() for x in kv])
 
 
 def iri_safe(text: Column) -> Column:
-    """``S(x)``: percent-encode the characters of terms.IRI_ESCAPES, ``%`` first.
-
-    Most identifiers have none of them: one regex search then replaces 33 passes over the text."""
-    out = text
-    for char, escape in IRI_ESCAPES.items():
-        out = F.replace(out, F.lit(char), F.lit(escape))
-    return F.when(text.rlike(IRI_ESCAPED_CLASS), out).otherwise(text)
+    """``S(x)``: each character of terms.IRI_ESCAPES percent-encoded. Most identifiers have none:
+    one check decides, and only the others are rewritten, character by character."""
+    escaped = F.array_join(F.transform(_code_points(text), lambda c: F.coalesce(
+        F.try_element_at(_table(IRI_ESCAPES), c), c)), "")
+    return F.when(needs_iri_escape(text), escaped).otherwise(text)
 
 
 def digest(*parts: Column) -> Column:
@@ -71,6 +196,15 @@ def is_urn(text: Column) -> Column:
     return (F.lower(F.substring(text, 1, 4)) == F.lit("urn:")) & (F.length(text) > 4)
 
 
+def bad_urn(text: Column) -> Column:
+    """terms.urn_iri would raise BadIdentifier: empty/forbidden code point, not a URN, or an
+    ``urn://authority`` that is no valid IRI authority (pyoxigraph's check in terms.named)."""
+    authority = F.regexp_extract(text, r"^(?i:urn)://([^/]*)", 1)
+    bad_authority = F.lower(F.substring(text, 1, 6)).eqNullSafe("urn://") & ~authority.rlike(
+        r"^([^@]*@)?[^@:]*(:[0-9]*)?$")
+    return bad_identifier(text) | ~is_urn(text) | bad_authority
+
+
 # ---------------------------------------------------------------- N-Triples terms
 
 
@@ -83,21 +217,15 @@ def term(curie: str) -> Column:
     return F.lit("<" + expand(curie) + ">")
 
 
-_SIMPLE_ESCAPES = [("\\", "\\\\"), ('"', '\\"'), ("\n", "\\n"), ("\r", "\\r")]
-_CONTROL_ESCAPES = [(chr(c), "\\u%04X" % c) for c in range(0x20) if chr(c) not in "\n\r"] + [("\x7f", "\\u007F")]
-
-
 def escape_string(text: Column) -> Column:
-    """The body of an N-Triples string literal (controls as \\uXXXX, so files stay plain text)."""
+    """The body of an N-Triples string literal: backslash, quote, LF and CR escaped; other C0
+    controls and DEL as \\uXXXX (files stay plain text). One check for the common case."""
     simple = text
-    for a, b in _SIMPLE_ESCAPES:
+    for a, b in (("\\", "\\\\"), ('"', '\\"'), ("\n", "\\n"), ("\r", "\\r")):
         simple = F.replace(simple, F.lit(a), F.lit(b))
-    full = simple
-    for a, b in _CONTROL_ESCAPES:
-        full = F.replace(full, F.lit(a), F.lit(b))
-    # most values need no escape at all: one regex search instead of four passes of replace
-    return (F.when(text.rlike(CONTROL_CLASS), full)
-            .when(text.rlike(NEEDS_ESCAPE_CLASS), simple).otherwise(text))
+    full = F.array_join(F.transform(_code_points(simple), lambda c: F.when(
+        c.rlike(CONTROL_CLASS), F.format_string("\\u%04X", F.ascii(c))).otherwise(c)), "")
+    return F.when(text.rlike(CONTROL_CLASS), full).when(text.rlike(NEEDS_ESCAPE_CLASS), simple).otherwise(text)
 
 
 def literal(lexical: Column, datatype: str | None = None) -> Column:
@@ -109,26 +237,22 @@ def literal(lexical: Column, datatype: str | None = None) -> Column:
     return F.concat(body, F.lit(f"^^<{dt}>"))
 
 
+def safe_literal(lexical: Column, datatype: str) -> Column:
+    """A typed literal whose lexical form never needs escaping (numbers, times, booleans)."""
+    return F.concat(F.lit('"'), lexical, F.lit(f'"^^<{datatype}>'))
+
+
+def json_literal(text: Column) -> Column:
+    """An rdf:JSON literal of canonical JSON text: only its quotes and backslashes need escaping
+    (Spark writes every control character as an escape, except DEL)."""
+    body = F.when(text.contains("\x7f"), escape_string(text)).otherwise(
+        F.replace(F.replace(text, F.lit("\\"), F.lit("\\\\")), F.lit('"'), F.lit('\\"')))
+    return F.concat(F.lit('"'), body, F.lit(f'"^^<{RDF_JSON}>'))
+
+
 def triple(s: Column, p: Column, o: Column) -> Column:
     """One N-Triples line (without newline); null when any term is null."""
     return F.concat(s, F.lit(" "), p, F.lit(" "), o, F.lit(" ."))
-
-
-def triples(*items: Column) -> Column:
-    """array<string> of the non-null triples among ``items`` (each a triple or an array of triples)."""
-    arrays = [i if _is_array(i) else F.array(i) for i in items]
-    return F.filter(F.flatten(F.array(*arrays)) if len(arrays) > 1 else arrays[0], lambda x: x.isNotNull())
-
-
-def _is_array(col: Column) -> bool:
-    # not getattr: a Column answers any unknown attribute with a field reference
-    return bool(col.__dict__.get("_changeprov_array", False))
-
-
-def array_of(col: Column) -> Column:
-    """Mark a Column holding array<string> of triples, for ``triples``."""
-    col._changeprov_array = True  # type: ignore[attr-defined]
-    return col
 
 
 # ---------------------------------------------------------------- values
@@ -145,46 +269,71 @@ def ms_to_xsd(ms: Column) -> Column:
 
 
 def datetime_literal(ms: Column) -> Column:
-    return literal(ms_to_xsd(ms), XSD + "dateTime")
+    return safe_literal(ms_to_xsd(ms), XSD + "dateTime")
 
 
-def json_text(v: Column) -> Column:
-    """Canonical JSON of a variant (terms.canonical_json == Spark's to_json of a variant)."""
-    return F.to_json(v)
+_SUFFIX = {"boolean": f"^^<{XSD}boolean>", "integer": f"^^<{XSD}integer>", "integral": f"^^<{XSD}integer>",
+           "decimal": f"^^<{XSD}decimal>", "double": f"^^<{XSD}double>"}
 
 
-def json_literal(v: Column) -> Column:
-    return literal(json_text(v), RDF_JSON)
+def value_literal(x: Column, kind: Column | None = None) -> Column:
+    """emit.value_literal of a variant: strings plain, other scalars typed (Spark's typing: ``1.0``
+    is an integer), objects and arrays rdf:JSON; JSON null or absent → null (no triple)."""
+    def body(c):
+        k, j = c["k"], c["j"]
+        number = F.when(k == "decimal", F.when(j.contains("."), j).otherwise(F.concat(j, F.lit(".0")))).otherwise(j)
+        return (F.when(k == "string", F.concat(F.lit('"'), escape_string(c["x"].cast("string")), F.lit('"')))
+                .when(k.isin("object", "array"), json_literal(j))
+                .when(k != "null", F.concat(F.lit('"'), number, F.lit('"'), F.try_element_at(_table(_SUFFIX), k))))
+
+    return let({"x": x, "k": variant_kind(x) if kind is None else kind, "j": F.to_json(x)}, body)
 
 
-def variant_kind(v: Column) -> Column:
-    """'null', 'string', 'boolean', 'integer', 'decimal', 'double', 'object' or 'array' (null if absent)."""
-    text = F.to_json(v)
-    first = F.substring(text, 1, 1)
-    number_schema = F.schema_of_variant(v)  # cheap here: only reached for scalars
-    return (F.when(v.isNull(), F.lit(None))
-            .when(first == "{", "object").when(first == "[", "array").when(first == '"', "string")
-            .when(first == "n", "null").when((first == "t") | (first == "f"), "boolean")
-            .when(number_schema.rlike("^(TINYINT|SMALLINT|INT|BIGINT|DECIMAL\\(\\d+,0\\))$"), "integer")
-            .when(number_schema.startswith("DECIMAL"), "decimal")
-            .otherwise("double"))
+def decimal_lexical(x: Column) -> Column:
+    """struct<lexical, bad>: terms.decimal_lexical of a numeric variant (at least one fraction
+    digit, no trailing zeros; ``bad`` when |v| ≥ 1e15 or more than 15 fraction digits).
+
+    Spark writes a decimal variant without trailing zeros, so its JSON text is the lexical form
+    but for a missing ``.0``; only doubles (exponent form) take the general path."""
+    def fast(t: Column) -> Column:
+        whole = F.substring_index(F.regexp_replace(t, "^-", ""), ".", 1)
+        frac = F.when(t.contains("."), F.substring_index(t, ".", -1)).otherwise(F.lit(""))
+        bad = (F.length(whole) > 15) | (F.length(frac) > 15)
+        lexical = F.when(t == "0", F.lit("0.0")).when(t.contains("."), t).otherwise(F.concat(t, F.lit(".0")))
+        return F.struct(F.when(~bad, lexical).alias("lexical"), bad.alias("bad"))
+
+    def body(c):
+        return F.when(c["t"].rlike(r"^-?[0-9]+(\.[0-9]+)?$"), fast(c["t"])).otherwise(_decimal_lexical_general(c["t"]))
+
+    return let({"t": F.to_json(x)}, body)
 
 
-def value_literal(v: Column) -> Column:
-    """emit.value_literal: scalars typed, structures rdf:JSON, JSON null → null (no triple)."""
-    kind = variant_kind(v)
-    text = F.to_json(v)
-    string = v.cast("string")  # a variant string cast to string is its unquoted value
-    return (F.when(kind == "string", literal(string))
-            .when(kind == "boolean", literal(text, XSD + "boolean"))
-            .when(kind == "integer", literal(text, XSD + "integer"))
-            .when(kind == "decimal", literal(F.when(text.contains("."), text).otherwise(F.concat(text, F.lit(".0"))),
-                                             XSD + "decimal"))
-            .when(kind == "double", literal(text, XSD + "double"))
-            .when(kind.isin("object", "array"), literal(text, RDF_JSON)))
+def _decimal_lexical_general(t: Column) -> Column:
+    """decimal_lexical of any JSON number text (exponent form included), by its digits and exponent."""
+    rx = r"^(-?)([0-9]+)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]+))?$"
 
+    def parts(c):
+        frac = F.regexp_extract(c["t"], rx, 3)
+        exp_text = F.regexp_replace(F.regexp_extract(c["t"], rx, 4), r"^\+", "")
+        return {"neg": F.regexp_extract(c["t"], rx, 1) == "-",
+                "d1": F.regexp_replace(F.concat(F.regexp_extract(c["t"], rx, 2), frac), "^0+", ""),
+                "exp0": F.coalesce(exp_text.try_cast("int"), F.lit(0)) - F.length(frac)}
 
-def decimal_lexical(v: Column) -> Column:
-    """terms.decimal_lexical for a numeric variant: at least one fractional digit, no trailing zeros."""
-    text = F.to_json(v)
-    return F.when(text.contains("."), text).otherwise(F.concat(text, F.lit(".0")))
+    def strip(c):
+        d2 = F.regexp_replace(c["d1"], "0+$", "")
+        return {"neg": c["neg"], "d2": d2, "exp": c["exp0"] + (F.length(c["d1"]) - F.length(d2))}
+
+    def out(c):
+        d2, exp = c["d2"], c["exp"]
+        n = F.length(d2)
+        point = n + exp
+        plain = (F.when(exp >= 0, F.concat(d2, F.repeat(F.lit("0"), exp), F.lit(".0")))
+                 .when(point > 0, F.concat(F.substring(d2, F.lit(1), point), F.lit("."),
+                                           F.substring(d2, point + 1, F.lit(1 << 30))))
+                 .otherwise(F.concat(F.lit("0."), F.repeat(F.lit("0"), -point), d2)))
+        zero = n == 0
+        bad = ~zero & ((point >= 16) | (-exp > 15))
+        lexical = F.when(zero, F.lit("0.0")).when(~bad, F.concat(F.when(c["neg"], "-").otherwise(""), plain))
+        return F.struct(lexical.alias("lexical"), bad.alias("bad"))
+
+    return let({"t": t}, lambda c: let(parts(c), lambda c2: let(strip(c2), out)))
