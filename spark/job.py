@@ -298,14 +298,32 @@ def _commit(spark, fs: FileSystem, staging: str, *, mode: str, compress: str, ru
             fs.delete(name)
     prefix = "part" if mode == "overwrite" else f"part-{run_id[:12]}"
     suffix = ".nt.gz" if compress == "gzip" else ".nt"
-    for source_dir in fs.list(staging, "kind=t"):
-        source = source_dir.getPath().getName()  # source=<family>
-        for date_dir in fs.list(staging, "kind=t", source):
-            date = date_dir.getPath().getName()  # date=YYYY-MM-DD
-            fs.mkdirs("triples", source, date)
-            parts = [s for s in fs.list(staging, "kind=t", source, date) if s.getPath().getName().startswith("part-")]
-            for i, status in enumerate(parts):
-                fs.rename(status.getPath(), fs.path("triples", source, date, f"{prefix}-{i:05d}{suffix}"))
+    # Whole folders are moved where the target has none yet: creating thousands of partition
+    # folders one by one costs a chmod process each on a local file system (see README).
+    if fs.exists(staging, "kind=t") and not fs.exists("triples"):
+        fs.rename(fs.path(staging, "kind=t"), fs.path("triples"))
+    elif fs.exists(staging, "kind=t"):
+        for source_dir in fs.list(staging, "kind=t"):
+            source = source_dir.getPath().getName()  # source=<family>
+            if not fs.exists("triples", source):
+                fs.rename(source_dir.getPath(), fs.path("triples", source))
+                continue
+            for date_dir in fs.list(staging, "kind=t", source):
+                date = date_dir.getPath().getName()  # date=YYYY-MM-DD
+                if not fs.exists("triples", source, date):
+                    fs.rename(date_dir.getPath(), fs.path("triples", source, date))
+                    continue
+                for status in fs.list(staging, "kind=t", source, date):
+                    fs.rename(status.getPath(), fs.path("triples", source, date, status.getPath().getName()))
+    for source_dir in fs.list("triples"):  # name this run's files: part-NNNNN.nt (append: part-<run>-NNNNN.nt)
+        for date_dir in fs.list("triples", source_dir.getPath().getName()):
+            where = (source_dir.getPath().getName(), date_dir.getPath().getName())
+            fresh = [s for s in fs.list("triples", *where) if _spark_part(s.getPath().getName())]
+            for i, status in enumerate(fresh):
+                fs.rename(status.getPath(), fs.path("triples", *where, f"{prefix}-{i:05d}{suffix}"))
+            for status in fs.list("triples", *where):  # Hadoop's checksum files, if any
+                if status.getPath().getName().startswith("."):
+                    fs.delete(*where, status.getPath().getName())
     fs.mkdirs("quarantine")
     if quarantine_rows is not None:
         q_staging = f"{staging}/quarantine"
@@ -327,6 +345,11 @@ def _commit(spark, fs: FileSystem, staging: str, *, mode: str, compress: str, ru
     fs.write_text("triples/_SUCCESS", "")
     fs.write_text("quarantine/_SUCCESS", "")
     fs.write_text("_SUCCESS", "")
+
+
+def _spark_part(name: str) -> bool:
+    """A file as Spark's text writer names it (part-NNNNN-<uuid>.c000.txt[.gz]), not yet renamed."""
+    return name.startswith("part-") and (name.endswith(".txt") or name.endswith(".txt.gz"))
 
 
 def _iso(t: float) -> str:

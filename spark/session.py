@@ -24,6 +24,9 @@ DEFAULTS = {
     # py4j round trips per operation, which made building the mappers' plans take ~40 s. Our
     # Column trees are built by the package, not typed by users, so the call sites say nothing.
     "spark.python.sql.dataFrameDebugging.enabled": "false",
+    # Local paths without Hadoop's checksum files: half the files to create (each creation also
+    # starts a chmod process where Hadoop has no native library, as here).
+    "spark.hadoop.fs.file.impl": "org.apache.hadoop.fs.RawLocalFileSystem",
     # Input splits of 32 MB, not 128: a 300 MB log then makes ~10 map tasks instead of 3, and the
     # last task does not run alone on one core while the others idle.
     "spark.sql.files.maxPartitionBytes": str(32 * 2**20),
