@@ -52,8 +52,24 @@ class Plan:
     def columns(self) -> list[str]:
         return [name for stage in self._stages for name in stage]
 
-    def apply(self, df: DataFrame) -> DataFrame:
-        for stage in self._stages:
-            if stage:
-                df = df.withColumns({name: F.when(self.guard, value) for name, value in stage.items()})
-        return df
+    def guarded(self, i: int) -> dict[str, Column]:
+        """Stage ``i`` (empty past the last), each column null off this plan's family."""
+        stage = self._stages[i] if i < len(self._stages) else {}
+        return {name: F.when(self.guard, value) for name, value in stage.items()}
+
+    @property
+    def depth(self) -> int:
+        return len(self._stages)
+
+
+def apply_together(df: DataFrame, plans: list[Plan]) -> DataFrame:
+    """The plans' stages side by side: stage i of every plan in one ``withColumns``.
+
+    Plans of different families share no columns, so their stages can run together; every stage
+    copies the whole row (the raw line and the parsed event included), and stacking the families'
+    stages one after another made about 70 copies of each row instead of about 20."""
+    for i in range(max((p.depth for p in plans), default=0)):
+        columns = {name: value for plan in plans for name, value in plan.guarded(i).items()}
+        if columns:
+            df = df.withColumns(columns)
+    return df

@@ -9,7 +9,7 @@ from pyspark.sql import functions as F
 
 from changeprov.spark.decode import decode, reject
 from changeprov.spark.family import mappers
-from changeprov.spark.stages import Plan
+from changeprov.spark.stages import Plan, apply_together
 
 
 def map_events(decoded: DataFrame, *, families: Iterable[str] | None = None) -> DataFrame:
@@ -26,15 +26,15 @@ def map_events(decoded: DataFrame, *, families: Iterable[str] | None = None) -> 
     rejected = F.col("rejected")
     triples = F.lit(None).cast("array<string>")
     ms = F.lit(None).cast("long")
-    df = decoded
-    staged: list[str] = []
+    plans = []
     for name in names:
         plan, (rej, t, m) = _planned(name, table[name])
-        df = plan.apply(df)
-        staged += plan.columns
+        plans.append(plan)
         rejected = F.when(fam == name, F.coalesce(F.col("rejected"), rej)).otherwise(rejected)
         triples = F.when(fam == name, t).otherwise(triples)
         ms = F.when(fam == name, m).otherwise(ms)
+    df = apply_together(decoded, plans)
+    staged = [c for plan in plans for c in plan.columns]
     unknown = F.col("rejected").isNull() & ~F.col("blank") & fam.isNull()
     rejected = F.when(unknown, reject("UNKNOWN_FAMILY", "no event family matches the keys of the line")) \
         .otherwise(rejected)
