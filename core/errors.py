@@ -15,3 +15,7 @@ class ConfigError(ChangeprovError):
 
 class StoreError(ChangeprovError):
     """A triple store or SPARQL endpoint refused or failed an operation."""
+
+
+class SparkError(ChangeprovError):
+    """Spark could not start or a Spark job failed (the first line of Spark's own message)."""

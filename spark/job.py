@@ -25,11 +25,12 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from changeprov import __version__
-from changeprov.errors import InputError
+from changeprov.errors import InputError, SparkError
 from changeprov.mapping.decode import REASONS
 from changeprov.mapping.vocab import rules
 from changeprov.ontology import VERSION_IRI
 from changeprov.spark.fs import FileSystem
+from changeprov.spark.session import first_line
 from changeprov.spark.transform import map_lines
 
 EVENT_TYPE_TRIPLE_END = (" <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> "
@@ -182,7 +183,10 @@ def export(spark: SparkSession, inputs: Sequence[str], out: str, *, family: str 
               .write.mode("overwrite").partitionBy("kind", "source", "date"))
     if compress == "gzip":
         writer = writer.option("compression", "gzip")
-    writer.text(fs.path(staging).toString())
+    try:
+        writer.text(fs.path(staging).toString())
+    except Exception as exc:  # a failed task (disk full, lost executor, …): nothing was committed
+        raise SparkError(f"the export job failed, nothing was committed: {first_line(exc)}") from None
     metrics = observed[0].get
 
     progress("committing")

@@ -155,3 +155,23 @@ def test_missing_input_is_a_clear_error(tmp_path):
     from changeprov.cli import main
 
     assert main(["export", str(tmp_path / "nope.jsonl"), "--out", str(tmp_path / "o")]) == 2
+
+
+def test_spark_that_cannot_start_is_a_clear_error_not_a_stack_trace(tmp_path):
+    # its own process: in this one a SparkSession is already running and would be reused
+    (tmp_path / "in.jsonl").write_text("\n")
+    proc = subprocess.run([sys.executable, "-m", "changeprov.cli", "export", str(tmp_path / "in.jsonl"),
+                           "--out", str(tmp_path / "o"), "--conf", "spark.eventLog.enabled=true",
+                           "--conf", f"spark.eventLog.dir={tmp_path / 'no-such-dir'}"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2, proc.stderr
+    assert "changeprov export: error: Spark could not start:" in proc.stderr
+    assert "no-such-dir" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("physical_gib, heap", [(2, "1024m"), (8, "2048m"), (12, "3072m"), (64, "4096m")])
+def test_a_local_run_gets_a_quarter_of_the_memory_between_1_and_4_gb(physical_gib, heap):
+    from changeprov.spark.session import local_driver_memory
+
+    assert local_driver_memory(physical=physical_gib * 2**30) == heap
