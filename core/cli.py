@@ -6,6 +6,7 @@ Exit codes: 0 ok, 1 findings (a check found problems), 2 error (bad input, envir
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Sequence
 
@@ -46,6 +47,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"changeprov {args.command}: interrupted", file=sys.stderr)
         return EXIT_ERROR
+    except BrokenPipeError:  # `changeprov query … | head`: the reader has all it wanted
+        _silence_stdout()
+        return EXIT_OK
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's last flush does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # stdout without a file descriptor (tests)
+        pass
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -67,3 +67,14 @@ def test_reference_mapper_sorts_in_bounded_runs(tmp_path):
     assert lines == sorted(set(lines)) and len(lines) > 1000
     assert (tmp_path / "q1.jsonl").read_bytes() == (tmp_path / "q2.jsonl").read_bytes()
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == [], "the runs are cleaned up"
+
+
+def test_a_reader_that_stops_early_is_no_error():
+    # `changeprov query --list | head -1`: the listing (~10 KB) outgrows stdout's buffer, so the
+    # write after the reader has gone fails with EPIPE
+    proc = subprocess.Popen([sys.executable, "-m", "changeprov.cli", "query", "--list"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 0, err
+    assert "Traceback" not in err and "BrokenPipeError" not in err
