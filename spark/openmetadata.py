@@ -177,6 +177,10 @@ def _map(plan: Plan, *, legacy: bool) -> Family:
     n = plan.binds(event=event, entity=F.when(d["is_lineage"], edge["to"]).otherwise(
         om_entity(s["entityType"], s["entityId"])),
         agent=F.when(truthy(user), om_named("user", user)), imp_agent=F.when(truthy(imp), om_named("user", imp)))
+    # each field change's first error, once: checked list by list below, the checks would otherwise
+    # be three copies of the largest expression of the plan (generated again by every task)
+    change_errors = b("change_errors", F.transform(changes, lambda c: F.struct(
+        c["key"].alias("key"), _change_error(c).alias("error"))))
     plan.next()
 
     # the rest of the checks, in the reference's order
@@ -199,7 +203,7 @@ def _map(plan: Plan, *, legacy: bool) -> Family:
     with ck.guard(k["changeDescription"] == "object"):
         for _, key in LISTS:  # each list's type, then its items', list by list
             ck.typed(kind_of(cd[key]), LIST, f"changeDescription.{key}")
-            ck.error(first_error(F.transform(F.filter(changes, _keyed(key)), _change_error)))
+            ck.error(first_error(F.transform(F.filter(change_errors, _keyed(key)), lambda c: c["error"])))
     rejected = b("rejected_all", ck.column())
 
     # the triples
