@@ -10,11 +10,11 @@ from __future__ import annotations
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from changeprov.mapping.vocab import expand, rules
-from changeprov.spark.checks import REJECTED, Checks
+from changeprov.mapping.vocab import rules
+from changeprov.spark.checks import Checks, no_reject
 from changeprov.spark.shapes import RDF_TYPE, change_node, entity_triples, lineage_triples, om, prov
 from changeprov.spark.sqlterms import (
-    bad_urn, datetime_literal, iri, iri_safe, items, let, literal, minted, term, triple, variant_kind,
+    MAX_MS, bad_urn, datetime_literal, iri, iri_safe, items, let, literal, minted, term, triple, variant_kind,
 )
 from changeprov.spark.stages import Plan
 
@@ -95,7 +95,7 @@ def aspect(plan: Plan, name: Column, *, event: Column, urn: Column, safe: Column
         else:
             continue  # "status": the lifecycle only
         out = F.when(name == aspect_name, part) if out is None else out.when(name == aspect_name, part)
-    none = F.struct(_empty().alias("t"), F.lit(None).cast(REJECTED).alias("c"))
+    none = F.struct(_empty().alias("t"), no_reject().alias("c"))
     bound = plan.bind("aspect", F.coalesce(out, none) if out is not None else none)
     plan.next()
     return bound
@@ -273,7 +273,7 @@ def _run(safe: Column, pattern: str, value: Column) -> Column:
             status = F.when(variant_kind(f["status"]) == "string", f["status"].cast("string"))
             timed = (variant_kind(f["timestampMillis"]) == "integer") & status.isin("STARTED", "COMPLETE")
             ms_dec = F.to_json(f["timestampMillis"]).try_cast("decimal(38,0)")
-            ck.add(timed & ~F.coalesce(ms_dec.between(0, 253402300799999), F.lit(False)), "BAD_TIMESTAMP",
+            ck.add(timed & ~F.coalesce(ms_dec.between(0, MAX_MS), F.lit(False)), "BAD_TIMESTAMP",
                    "aspect.value.timestampMillis: epoch milliseconds out of range")
             prop = F.when(status == "STARTED", prov("startedAtTime")).otherwise(prov("endedAtTime"))
             rtype = F.try_variant_get(f["result"], "$.type", "variant")
@@ -291,4 +291,4 @@ def _run(safe: Column, pattern: str, value: Column) -> Column:
     return _part([base], ck)
 
 
-__all__ = ["aspect", "strings_at", "expand"]
+__all__ = ["aspect", "strings_at"]

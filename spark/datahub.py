@@ -23,26 +23,20 @@ from changeprov.spark.shapes import (
     prov,
 )
 from changeprov.spark.sqlterms import (
-    MAX_MS, RDF_JSON, bad_urn, iri, iri_safe, json_literal, literal, minted, string_of, struct_of, triple,
+    MAX_MS, bad_urn, iri, iri_safe, json_literal, literal, minted, string_of, struct_of, table, term, triple, truthy,
     value_literal, variant_kind,
 )
 from changeprov.spark.stages import Plan
 
-JSON = RDF_JSON
 
 
-def _table(mapping: dict) -> Column:
-    return F.create_map(*[F.lit(x) for kv in mapping.items() for x in kv]) if mapping else \
-        F.create_map().cast("map<string,string>")
 
 
 def _terms(mapping: dict) -> Column:
     """A constant map key → full IRI term ``<…>`` (entries with empty values left out)."""
-    return _table({k: "<" + expand(v) + ">" for k, v in mapping.items() if v})
+    return table({k: "<" + expand(v) + ">" for k, v in mapping.items() if v})
 
 
-def truthy(text: Column) -> Column:
-    return F.coalesce(F.length(text) > 0, F.lit(False))
 
 
 def urn_term(urn: Column) -> Column:
@@ -68,7 +62,7 @@ class Fields:
 
     def __init__(self, plan: Plan, root: Column, top: tuple, nested: dict, texts: tuple, prefix: str) -> None:
         b = plan.bind
-        self.plan, self.prefix = plan, prefix
+        self.prefix = prefix
         t = b(prefix + "top", struct_of(root, top))
         plan.next()
         self.value = {name: t[name] for name in top}
@@ -110,11 +104,9 @@ class Fields:
 
 def _rules(family: str) -> tuple[Column, Column]:
     rows = [r for r in rules()["eventTypes"] if r["family"] == family]
-    return _terms({r["value"]: r["eventType"] for r in rows}), _table({r["value"]: r["pattern"] for r in rows})
+    return _terms({r["value"]: r["eventType"] for r in rows}), table({r["value"]: r["pattern"] for r in rows})
 
 
-def _urn_check(ck: Checks, text: Column, path: str) -> None:
-    ck.add(bad_urn(text), "BAD_IDENTIFIER", f"{path}: not a usable URN")
 
 
 # ---------------------------------------------------------------- MetadataChangeLog
@@ -162,12 +154,12 @@ def mcl(plan: Plan) -> Family:
     ck.add(new_json["bad"], "BAD_ASPECT_JSON", "aspect.value: not one valid JSON value")
     ck.add(old_json["bad"], "BAD_ASPECT_JSON", "previousAspectValue.value: not one valid JSON value")
     urn, actor, imp = t["entityUrn"], t["created.actor"], t["created.impersonator"]
-    _urn_check(ck, urn, "entityUrn")
+    ck.urn(urn, "entityUrn")
     with ck.guard(truthy(actor)):
-        _urn_check(ck, actor, "created.actor")
+        ck.urn(actor, "created.actor")
     f.check(ck, "created.impersonator", STR)
     with ck.guard(truthy(imp)):
-        _urn_check(ck, imp, "created.impersonator")
+        ck.urn(imp, "created.impersonator")
     f.check(ck, "systemMetadata.version", STR)
     f.check(ck, "previousSystemMetadata.version", STR)
 
@@ -240,7 +232,7 @@ def ece(plan: Plan) -> Family:
     ck = Checks()
     head = _ece_head(plan, f, ck, at="")
     rejected = plan.bind("rejected", ck.column())
-    return Family(F.filter(_ece_triples(plan, f, head), lambda x: x.isNotNull()), rejected, head["ms"])
+    return Family(F.filter(_ece_triples(f, head), lambda x: x.isNotNull()), rejected, head["ms"])
 
 
 def _ece_head(plan: Plan, f: Fields, ck: Checks, *, at: str) -> dict:
@@ -253,7 +245,7 @@ def _ece_head(plan: Plan, f: Fields, ck: Checks, *, at: str) -> dict:
     h = {"event_type": b(p + "event_type", F.try_element_at(event_types, category)),
          "op": b(p + "op", F.try_element_at(_terms({k: v["operation"] for k, v in ops.items()}), operation)),
          "pattern": b(p + "pattern", F.try_element_at(patterns, category)),
-         "kind": b(p + "kind", F.try_element_at(_table({k: v["fieldKind"] for k, v in ops.items()}), operation))}
+         "kind": b(p + "kind", F.try_element_at(table({k: v["fieldKind"] for k, v in ops.items()}), operation))}
     ck.add(h["event_type"].isNull(), "UNKNOWN_EVENT_TYPE",
            F.concat(F.lit(f"{at}category: "), category, F.lit(f" is not a known {ECE} value")))
     f.check(ck, "operation", STR, required=True, at=at)
@@ -266,9 +258,9 @@ def _ece_head(plan: Plan, f: Fields, ck: Checks, *, at: str) -> dict:
     f.check(ck, "auditStamp.actor", STR, at=at)
     f.check(ck, "modifier", STR, at=at)
     f.check(ck, "parameters", OBJ, at=at)
-    _urn_check(ck, urn, at + "entityUrn")
+    ck.urn(urn, at + "entityUrn")
     with ck.guard(truthy(actor)):
-        _urn_check(ck, actor, at + "auditStamp.actor")
+        ck.urn(actor, at + "auditStamp.actor")
     pattern = h["pattern"]
     # _ece_structure: a member URN (from parameters or the modifier), a proposal, a run's job
     member_value = member_prop = member_cls = F.lit(None).cast("string")
@@ -277,10 +269,10 @@ def _ece_head(plan: Plan, f: Fields, ck: Checks, *, at: str) -> dict:
             f.check(ck, "parameters." + key, STR, at=at)
         kv = t["parameters." + key]
         value = F.when(truthy(kv), kv).otherwise(modifier)
-        prop = F.when(operation == "ADD", F.lit("<" + expand(added) + ">")).when(
-            operation == "REMOVE", F.lit("<" + expand(removed) + ">"))
+        prop = F.when(operation == "ADD", term(added)).when(
+            operation == "REMOVE", term(removed))
         if name == "schema-field":
-            prop = F.when(operation == "MODIFY", F.lit("<" + expand("om-event:changedSchemaField") + ">")).otherwise(prop)
+            prop = F.when(operation == "MODIFY", term("om-event:changedSchemaField")).otherwise(prop)
         member_value = F.when(pattern == name, value).otherwise(member_value)
         member_prop = F.when(pattern == name, prop).otherwise(member_prop)
         member_cls = F.when(pattern == name, F.lit(cls or "")).otherwise(member_cls)
@@ -316,7 +308,7 @@ def _ece_head(plan: Plan, f: Fields, ck: Checks, *, at: str) -> dict:
     return h
 
 
-def _ece_triples(plan: Plan, f: Fields, h: dict) -> Column:
+def _ece_triples(f: Fields, h: dict) -> Column:
     t = f.text
     urn, actor, kind = t["entityUrn"], t["auditStamp.actor"], h["kind"]
     ev, en = iri(h["event"]), iri(h["safe"])
@@ -384,7 +376,7 @@ def platform(plan: Plan) -> Family:
     with ck.guard(pattern == "relationship"):
         rel = _relationship_head(plan, r, f, ck)
     rejected = b("rejected", ck.column())
-    triples = F.when(envelope, _ece_triples(plan, e, head)).otherwise(_relationship_triples(r, rel, event_type))
+    triples = F.when(envelope, _ece_triples(e, head)).otherwise(_relationship_triples(r, rel, event_type))
     ms = F.when(envelope, head["ms"]).otherwise(rel["ms"])
     return Family(F.filter(triples, lambda x: x.isNotNull()), rejected, ms)
 
@@ -406,10 +398,10 @@ def _relationship_head(plan: Plan, r: Fields, envelope: Fields, ck: Checks) -> d
     h = {"ms": b("pr_ms", F.when(stamped, ms_stamp).otherwise(ms_header))}
     actor = t["auditStamp.actor"]
     r.check(ck, "auditStamp.actor", STR, at=at)
-    _urn_check(ck, t["sourceUrn"], at + "sourceUrn")
-    _urn_check(ck, t["destinationUrn"], at + "destinationUrn")
+    ck.urn(t["sourceUrn"], at + "sourceUrn")
+    ck.urn(t["destinationUrn"], at + "destinationUrn")
     with ck.guard(truthy(actor)):
-        _urn_check(ck, actor, at + "auditStamp.actor")
+        ck.urn(actor, at + "auditStamp.actor")
     v = r.value
     h["summary"] = b("pr_summary", F.concat(
         F.lit('{"destinationUrn":'), F.to_json(v["destinationUrn"]), F.lit(',"relationshipType":'),
@@ -428,9 +420,9 @@ def _relationship_triples(r: Fields, h: dict, event_type: Column) -> Column:
     operation, rel_type, actor = t["operation"], t["relationshipType"], t["auditStamp.actor"]
     ev, src, dst = iri(h["event"]), iri(h["src"]), iri(h["dst"])
     agent = F.when(truthy(actor), urn_term(actor))
-    kind = F.try_element_at(_table({k: v["fieldKind"] for k, v in ops.items()}), operation)
+    kind = F.try_element_at(table({k: v["fieldKind"] for k, v in ops.items()}), operation)
     op_term = F.try_element_at(_terms({k: v["operation"] for k, v in ops.items()}), operation)
-    direction = F.try_element_at(_table(rules()["relationshipLineageTypes"]), rel_type)
+    direction = F.try_element_at(table(rules()["relationshipLineageTypes"]), rel_type)
     removed = operation == "REMOVE"
     summary = json_literal(h["summary"])
     return F.concat(F.array(

@@ -12,6 +12,7 @@ from pyspark.sql import functions as F
 
 from changeprov.mapping.decode import MAX_BYTES, MAX_DEPTH, MAX_KEY_CHARS
 from changeprov.mapping.vocab import rules
+from changeprov.spark.checks import reject
 from changeprov.spark.sqlterms import let, struct_of
 
 WS = " \t\r\n"
@@ -49,14 +50,13 @@ def _skeleton_length(text: Column) -> Column:
     return F.length(F.regexp_replace(F.regexp_replace(text, _ESCAPE, ""), _NOT_SKELETON, ""))
 
 
-def _trailing_data(text: Column, parsed: Column | None = None) -> Column:
+def _trailing_data(text: Column, parsed: Column) -> Column:
     """try_parse_json accepts `{..}garbage` and `{..}{..}`; json.loads does not.
 
     For a parsed object or array, trailing data shows either as a last character that is no closing
     bracket or as brackets (or a stray quote) the parsed value does not have: its canonical JSON
     keeps exactly the first value's brackets, string contents aside, so the counts differ.
     """
-    parsed = F.try_parse_json(text) if parsed is None else parsed
     # Anchored regexes, not btrim: trimming a string with a set of characters copies it (a few
     # percent of the whole export's time), and `\\z` is the very end (`$` also matches before a
     # final U+2028). Whitespace is never a bracket, so the raw text has the trimmed text's skeleton.
@@ -95,9 +95,6 @@ def _long_key(text: Column) -> Column:
     return F.regexp_replace(text, _ESCAPE, "_").rlike('"[^"]{%d,}"[ \t\r\n]*:' % (MAX_KEY_CHARS + 1))
 
 
-def reject(reason: str, detail) -> Column:
-    detail = detail if isinstance(detail, Column) else F.lit(detail)
-    return F.struct(F.lit(reason).alias("reason"), detail.alias("detail"))
 
 
 # ---------------------------------------------------------------- one parse per text

@@ -65,7 +65,7 @@ def read_lines(spark: SparkSession, inputs: Sequence[str]) -> DataFrame:
 
 def force_family(family: str) -> Callable[[DataFrame], DataFrame]:
     """--family X: lines of another family are quarantined as UNKNOWN_FAMILY (as the reference does)."""
-    from changeprov.spark.decode import reject
+    from changeprov.spark.checks import reject
 
     def apply(df: DataFrame) -> DataFrame:
         wrong = F.col("rejected").isNull() & ~F.col("blank") & (

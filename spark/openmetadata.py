@@ -26,11 +26,11 @@ from changeprov.mapping.vocab import expand, rules
 from changeprov.spark.checks import BOOL, INT, LIST, NUM, OBJ, STR, Checks, absent, at, reject
 from changeprov.spark.decode import strict_json
 from changeprov.spark.family import Family
-from changeprov.spark.shapes import RDF_TYPE, agent_triples, entity_triples, lineage_triples, om, prov
+from changeprov.spark.shapes import FIELD_LISTS, RDF_TYPE, agent_triples, entity_triples, lineage_triples, om, om_term, prov
 from changeprov.spark.sqlterms import (
     MAX_MS, XSD, bad_identifier, cat, datetime_literal, decimal_lexical, extend, first_error, flat, iri, items,
-    json_literal, let, literal, minted, om_entity, om_named, safe_literal, string_of, struct_of, triple,
-    value_literal, variant_kind,
+    json_literal, let, literal, minted, om_entity, om_named, safe_literal, string_of, struct_of, table, triple,
+    truthy, value_literal, variant_kind,
 )
 from changeprov.spark.stages import Plan
 
@@ -39,16 +39,12 @@ TOP = ("eventType", "entityType", "entityId", "userName", "id", "currentVersion"
        "changeDescription", "entity", "entityFullyQualifiedName", "userId", "impersonatedBy", "recursive")
 TEXTS = ("eventType", "entityType", "entityId", "userName", "id", "entityFullyQualifiedName", "userId",
          "impersonatedBy", "entity")
-LISTS = (("added", "fieldsAdded"), ("updated", "fieldsUpdated"), ("deleted", "fieldsDeleted"))
+LISTS = tuple(FIELD_LISTS.items())  # (kind, changeDescription list), in the reference's order
 DECIMAL = XSD + "decimal"
 
 
-def _table(mapping) -> Column:
-    return F.create_map(*[F.lit(x) for kv in dict(mapping).items() for x in kv])
 
 
-def truthy(text: Column) -> Column:
-    return F.coalesce(F.length(text) > 0, F.lit(False))
 
 
 def kind_of(x: Column) -> Column:
@@ -61,10 +57,10 @@ def kind_of(x: Column) -> Column:
 def _rule_maps(family: str) -> dict:
     rows = [r for r in rules()["eventTypes"] if r["family"] == family]
     return {
-        "event_type": _table([(r["value"], "<" + expand(r["eventType"]) + ">") for r in rows]),
-        "pattern": _table([(r["value"], r["pattern"]) for r in rows]),
-        "lifecycle": _table([(r["value"], r.get("lifecycle") or "") for r in rows]),
-        "lifecycle_iri": _table([(r["value"], "<" + expand(r["lifecycle"]) + ">") for r in rows if r.get("lifecycle")]),
+        "event_type": table([(r["value"], "<" + expand(r["eventType"]) + ">") for r in rows]),
+        "pattern": table([(r["value"], r["pattern"]) for r in rows]),
+        "lifecycle": table([(r["value"], r.get("lifecycle") or "") for r in rows]),
+        "lifecycle_iri": table([(r["value"], "<" + expand(r["lifecycle"]) + ">") for r in rows if r.get("lifecycle")]),
     }
 
 
@@ -118,7 +114,6 @@ def _map(plan: Plan, *, legacy: bool) -> Family:
                                   decimal_lexical(cd["previousVersion"])))
     if legacy:
         ms_dec = b("ms_dec", rfc3339_ms(s["dateTime"]).cast("decimal(38,0)"))
-        int_token = F.lit(True)
     else:
         ms_dec = b("ms_dec", F.when(token.isNotNull(), token).otherwise(plain).try_cast("decimal(38,0)"))
         int_token = b("int_token", F.when(token.isNotNull(), token.rlike(r"^-?[0-9]+$"))
@@ -433,7 +428,7 @@ def _change_values(changes: Column) -> Column:
                    new=lambda c: decoded(c, "newValue"))
     return extend(extend(first, name=lambda c: string_of(c["f"]["name"], c["k_name"]),
                          k_old=lambda c: kind_of(c["old"]), k_new=lambda c: kind_of(c["new"])),
-                  handler=lambda c: F.try_element_at(_table(_HANDLERS), F.substring_index(c["name"], ".", -1)))
+                  handler=lambda c: F.try_element_at(table(_HANDLERS), F.substring_index(c["name"], ".", -1)))
 
 
 MEMBER_FIELDS = ("tagFQN", "source", "name", "type", "fullyQualifiedName")
@@ -491,9 +486,6 @@ def _members(handler: Column, members: Column, fqn: Column) -> Column:
     return F.transform(texts, member)
 
 
-MEMBER = "struct<side:string,key:string,cls:string,node:string,json:string>"
-
-
 def _winners(members: Column) -> Column:
     """The members that are the last with their key on their side (Python dict semantics)."""
     return let({"m": members}, lambda c: F.transform(F.filter(c["m"], lambda m, i: m["on"] & ~F.exists(
@@ -546,7 +538,7 @@ def _change_triples(c: Column, event: Column, entity: Column) -> Column:
     base = F.array(
         triple(ev, om("hasChangeDescription"), desc),
         triple(desc, RDF_TYPE(), om("ChangeDescription")),
-        triple(desc, F.concat(F.lit("<" + expand("om-event:")), c["key"], F.lit(">")), change),
+        triple(desc, om_term(c["key"]), change),
         triple(change, RDF_TYPE(), om("FieldChange")),
         triple(change, om("fieldName"), literal(c["name"])),
         triple(change, om("oldValue"), value_literal(c["old"], c["k_old"])),
@@ -555,8 +547,7 @@ def _change_triples(c: Column, event: Column, entity: Column) -> Column:
     members = F.transform(c["members"], lambda m: F.when(m["on"], F.array(
         triple(iri(m["node"]), RDF_TYPE(), F.when(c["handler"] == "owners", prov("Agent"))
                .otherwise(om("MetadataEntity"))),
-        F.when(c["handler"] == "tags", triple(iri(m["node"]), RDF_TYPE(), F.concat(
-            F.lit("<" + expand("om-event:")), m["cls"], F.lit(">"))))
+        F.when(c["handler"] == "tags", triple(iri(m["node"]), RDF_TYPE(), om_term(m["cls"])))
         .when(c["handler"] == "columns", triple(iri(m["node"]), RDF_TYPE(), om("Column")))
         .when(m["team"], triple(iri(m["node"]), RDF_TYPE(), prov("Organization"))),
         F.when(c["handler"] != "owners", triple(iri(m["node"]), om("fullyQualifiedName"), literal(
@@ -580,10 +571,10 @@ _REMOVED = {"tags": "<" + expand("om-event:removedTag") + ">", "owners": "<" + e
 def _member_changes(handler: Column, change: Column, old: Column, new: Column) -> Column:
     """events.member_changes: new − old added, old − new removed (per class for tags), and for
     columns the members whose JSON changed."""
-    def prop(table: dict, m: Column) -> Column:
-        tag_prop = F.when(m["cls"] == "GlossaryTerm", F.lit(table["tags"].replace("Tag>", "GlossaryTerm>"))) \
-            .otherwise(F.lit(table["tags"]))
-        return F.when(handler == "tags", tag_prop).otherwise(F.try_element_at(_table(table), handler))
+    def prop(props: dict, m: Column) -> Column:
+        tag_prop = F.when(m["cls"] == "GlossaryTerm", F.lit(props["tags"].replace("Tag>", "GlossaryTerm>"))) \
+            .otherwise(F.lit(props["tags"]))
+        return F.when(handler == "tags", tag_prop).otherwise(F.try_element_at(table(props), handler))
 
     def missing_from(a: Column, other: Column) -> Column:
         return F.filter(a, lambda m: ~F.exists(other, lambda o: (o["key"] == m["key"]) & o["cls"].eqNullSafe(m["cls"])))

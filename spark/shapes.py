@@ -10,7 +10,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from changeprov.mapping.vocab import expand
-from changeprov.spark.sqlterms import datetime_literal, iri, let, literal, minted, term, triple
+from changeprov.spark.sqlterms import datetime_literal, iri, let, literal, minted, table, term, triple
 
 FIELD_LISTS = {"added": "fieldsAdded", "updated": "fieldsUpdated", "deleted": "fieldsDeleted"}
 
@@ -98,7 +98,7 @@ def field_change_triples(event: Column, kind: Column | str, name: Column, *, ind
     desc = iri(F.concat(event, F.lit("/changes")))
     change = iri(change_node(event, kind, index))
     kind_col = F.lit(kind) if isinstance(kind, str) else kind
-    lists = F.create_map(*[F.lit(x) for kv in FIELD_LISTS.items() for x in kv])
+    lists = table(FIELD_LISTS)
     out = [triple(ev, om("hasChangeDescription"), desc), triple(desc, RDF_TYPE(), om("ChangeDescription")),
            triple(desc, om_term(F.try_element_at(lists, kind_col)), change),
            triple(change, RDF_TYPE(), om("FieldChange")), triple(change, om("fieldName"), literal(name))]

@@ -108,8 +108,7 @@ def schema_kind(schema: Column) -> Column:
             .when(F.startswith(schema, F.lit("DECIMAL")),
                   F.when(~F.endswith(schema, F.lit(",0)")), F.lit("decimal"))
                   .when(digits >= 19, F.lit("integer")).otherwise(F.lit("integral")))
-            .otherwise(F.try_element_at(F.create_map(*[F.lit(x) for kv in _SCALAR_KINDS.items() for x in kv]),
-                                        schema)))
+            .otherwise(F.try_element_at(table(_SCALAR_KINDS), schema)))
 
 
 def variant_kind(x: Column) -> Column:
@@ -157,15 +156,25 @@ def _code_points(text: Column) -> Column:
     return F.regexp_extract_all(text, F.lit("(?s)."), F.lit(0))
 
 
-def _table(mapping: dict) -> Column:
-    return F.create_map(*[F.lit(x) for kv in mapping.items() for x in kv])
+def table(mapping) -> Column:
+    """A constant ``map<string,string>`` of a dict (or of (key, value) pairs), for lookups with
+    ``try_element_at``."""
+    pairs = dict(mapping)
+    if not pairs:
+        return F.create_map().cast("map<string,string>")
+    return F.create_map(*[F.lit(x) for kv in pairs.items() for x in kv])
+
+
+def truthy(text: Column) -> Column:
+    """Python's ``bool(text)`` for a string that may be null: not null and not empty."""
+    return F.coalesce(F.length(text) > 0, F.lit(False))
 
 
 def iri_safe(text: Column) -> Column:
     """``S(x)``: each character of terms.IRI_ESCAPES percent-encoded. Most identifiers have none:
     one check decides, and only the others are rewritten, character by character."""
     escaped = F.array_join(F.transform(_code_points(text), lambda c: F.coalesce(
-        F.try_element_at(_table(IRI_ESCAPES), c), c)), "")
+        F.try_element_at(table(IRI_ESCAPES), c), c)), "")
     return F.when(needs_iri_escape(text), escaped).otherwise(text)
 
 
@@ -282,9 +291,9 @@ def value_literal(x: Column, kind: Column | None = None) -> Column:
     def body(c):
         k, j = c["k"], c["j"]
         number = F.when(k == "decimal", F.when(j.contains("."), j).otherwise(F.concat(j, F.lit(".0")))).otherwise(j)
-        return (F.when(k == "string", F.concat(F.lit('"'), escape_string(c["x"].cast("string")), F.lit('"')))
+        return (F.when(k == "string", literal(c["x"].cast("string")))
                 .when(k.isin("object", "array"), json_literal(j))
-                .when(k != "null", F.concat(F.lit('"'), number, F.lit('"'), F.try_element_at(_table(_SUFFIX), k))))
+                .when(k != "null", F.concat(F.lit('"'), number, F.lit('"'), F.try_element_at(table(_SUFFIX), k))))
 
     return let({"x": x, "k": variant_kind(x) if kind is None else kind, "j": F.to_json(x)}, body)
 

@@ -7,7 +7,8 @@ from typing import Iterable
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from changeprov.spark.decode import decode, reject
+from changeprov.spark.checks import reject
+from changeprov.spark.decode import decode
 from changeprov.spark.family import mappers
 from changeprov.spark.stages import Plan, apply_together
 
