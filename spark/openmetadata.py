@@ -26,7 +26,10 @@ from changeprov.mapping.vocab import expand, rules
 from changeprov.spark.checks import BOOL, INT, LIST, NUM, OBJ, STR, Checks, absent, at, reject
 from changeprov.spark.decode import strict_json
 from changeprov.spark.family import Family
-from changeprov.spark.shapes import FIELD_LISTS, RDF_TYPE, agent_triples, entity_triples, lineage_triples, om, om_term, prov
+from changeprov.spark.shapes import (
+    FIELD_LISTS, RDF_TYPE, agent_triples, change_node, entity_triples, event_triples, field_change_triples,
+    lineage_triples, om, om_term, prov,
+)
 from changeprov.spark.sqlterms import (
     MAX_MS, XSD, bad_identifier, cat, datetime_literal, decimal_lexical, extend, first_error, flat, iri, items,
     json_literal, let, literal, minted, om_entity, om_named, safe_literal, string_of, struct_of, table, triple,
@@ -206,13 +209,9 @@ def _map(plan: Plan, *, legacy: bool) -> Family:
     agent, imp_agent = iri(n["agent"]), iri(n["imp_agent"])
     current, previous, lifecycle = d["current"], d["previous"], r["lifecycle"]
     singles = [
-        triple(ev, RDF_TYPE(), om("ChangeEvent")),
-        triple(ev, om("eventType"), r["rule_iri"]),
-        triple(ev, om("timestamp"), datetime_literal(d["ms"])),
-        triple(ev, om("affectsEntity"), en),
-        triple(ev, om("performedBy"), agent),
+        *event_triples(ev, event_type=r["rule_iri"], ms=d["ms"], entity=en, agent=agent,
+                       lifecycle=r["lifecycle_iri"]),
         *agent_triples(agent),
-        triple(ev, om("lifecycleChange"), r["lifecycle_iri"]),
         triple(ev, om("eventId"), literal(s["id"])),
         triple(ev, om("entityId"), literal(s["entityId"])),
         triple(ev, om("entityType"), literal(s["entityType"])),
@@ -532,18 +531,10 @@ def _member_error(handler: Column, m: Column, path: Column) -> Column:
 
 
 def _change_triples(c: Column, event: Column, entity: Column) -> Column:
-    ev = iri(event)
-    desc = iri(F.concat(event, F.lit("/changes")))
-    change = iri(F.concat(event, F.lit("/change/"), c["k"], F.lit("/"), c["i"].cast("string")))
-    base = F.array(
-        triple(ev, om("hasChangeDescription"), desc),
-        triple(desc, RDF_TYPE(), om("ChangeDescription")),
-        triple(desc, om_term(c["key"]), change),
-        triple(change, RDF_TYPE(), om("FieldChange")),
-        triple(change, om("fieldName"), literal(c["name"])),
-        triple(change, om("oldValue"), value_literal(c["old"], c["k_old"])),
-        triple(change, om("newValue"), value_literal(c["new"], c["k_new"])),
-    )
+    change = iri(change_node(event, c["k"], c["i"]))
+    base = F.array(*field_change_triples(event, c["k"], c["name"], index=c["i"],
+                                         old=value_literal(c["old"], c["k_old"]),
+                                         new=value_literal(c["new"], c["k_new"])))
     members = F.transform(c["members"], lambda m: F.when(m["on"], F.array(
         triple(iri(m["node"]), RDF_TYPE(), F.when(c["handler"] == "owners", prov("Agent"))
                .otherwise(om("MetadataEntity"))),
