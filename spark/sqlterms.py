@@ -254,8 +254,12 @@ def safe_literal(lexical: Column, datatype: str) -> Column:
 def json_literal(text: Column) -> Column:
     """An rdf:JSON literal of canonical JSON text: only its quotes and backslashes need escaping
     (Spark writes every control character as an escape, except DEL)."""
-    body = F.when(text.contains("\x7f"), escape_string(text)).otherwise(
-        F.replace(F.replace(text, F.lit("\\"), F.lit("\\\\")), F.lit('"'), F.lit('\\"')))
+    # One chain of replaces that reads ``text`` once: a condition on ``text`` beside the rewrite made
+    # Spark evaluate a ``to_json`` argument twice (subexpression elimination does not reach CASE
+    # branches), ~2% of the map stage's time on OpenMetadata events. Backslashes go first, so the
+    # ones added for quotes and DEL (written \u007F, as escape_string does) are not doubled.
+    body = F.replace(F.replace(F.replace(text, F.lit("\\"), F.lit("\\\\")), F.lit('"'), F.lit('\\"')),
+                     F.lit("\x7f"), F.lit("\\u007F"))
     return F.concat(F.lit('"'), body, F.lit(f'"^^<{RDF_JSON}>'))
 
 
