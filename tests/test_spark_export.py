@@ -175,3 +175,25 @@ def test_a_local_run_gets_a_quarter_of_the_memory_between_1_and_4_gb(physical_gi
     from changeprov.spark.session import local_driver_memory
 
     assert local_driver_memory(physical=physical_gib * 2**30) == heap
+
+
+@pytest.mark.parametrize("master, slots", [("local", 1), ("local[3]", 3), ("local[4,2]", 4),
+                                           ("local-cluster[2,1,1024]", 2), ("local-cluster[3,2,512]", 6)])
+def test_local_cores(master, slots):
+    from changeprov.spark.session import local_cores
+
+    assert local_cores(master) == slots
+
+
+def test_local_star_is_every_core():
+    import os
+
+    from changeprov.spark.session import local_cores
+
+    assert local_cores("local[*]") == (os.cpu_count() or 1) == local_cores("local[*,3]")
+
+
+def test_a_local_session_asks_for_two_input_splits_per_task_slot(spark):
+    # local[2]: at least 4 splits, each at most Spark's 128 MB (no smaller cap of ours)
+    assert spark.conf.get("spark.sql.files.minPartitionNum") == "4"
+    assert spark.conf.get("spark.sql.files.maxPartitionBytes") in ("134217728", "128m", "134217728b")
