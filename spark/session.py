@@ -60,6 +60,9 @@ def get_session(*, master: str | None = "local[*]", app_name: str = "changeprov"
     except Exception as exc:  # the JVM's own error, e.g. a bad --conf or an event log dir that is missing
         raise SparkError(f"Spark could not start: {first_line(exc)}") from None
     session.sparkContext.setLogLevel("ERROR")
+    from changeprov.spark.jvmcache import remember_static_members
+
+    remember_static_members(session.sparkContext._jvm)
     jvm = session.sparkContext._jvm
     for name in _QUIET_LOGGERS:
         jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(
