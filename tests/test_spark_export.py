@@ -190,7 +190,10 @@ def test_local_star_is_every_core():
 
     from changeprov.spark.session import local_cores
 
-    assert local_cores("local[*]") == (os.cpu_count() or 1) == local_cores("local[*,3]")
+    every = os.cpu_count() or 1
+    assert local_cores("local[*]") == local_cores("local[*,3]") == every
+    # text Spark itself will refuse with its own message: no error of ours before it
+    assert local_cores("local-cluster[a,b]") == local_cores("local[x]") == local_cores("local-cluster[2]") == every
 
 
 def test_a_local_session_asks_for_two_input_splits_per_task_slot(spark):
