@@ -29,13 +29,18 @@ from pathlib import Path
 
 
 class PeakRss:
-    """Peak resident memory of this process tree, sampled from /proc (Linux)."""
+    """Peak resident memory of this process tree, sampled from /proc (Linux).
+
+    Only processes seen in two consecutive samples count: the JVM starts a short-lived ``chmod``
+    process for every file and folder it writes locally (README), and a sample that catches one
+    between fork and exec sees a second copy of the JVM's resident pages, shared, not new."""
 
     def __init__(self, interval: float = 0.25) -> None:
         self.interval, self.peak, self._stop = interval, 0, threading.Event()
+        self._previous: set[int] = set()
 
-    def _tree_rss(self) -> int:
-        total = 0
+    def _tree_rss(self) -> dict[int, int]:
+        sizes: dict[int, int] = {}
         pids = {os.getpid()}
         for entry in os.listdir("/proc"):
             if entry.isdigit():
@@ -50,13 +55,14 @@ class PeakRss:
             try:
                 for line in Path(f"/proc/{pid}/status").read_text().splitlines():
                     if line.startswith("VmRSS:"):
-                        total += int(line.split()[1]) * 1024
+                        sizes[pid] = int(line.split()[1]) * 1024
             except OSError:
                 continue
-        return total
+        return sizes
 
     def __enter__(self):
         self.peak = 0
+        self._previous = set()
         self._stop.clear()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
@@ -64,7 +70,10 @@ class PeakRss:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            self.peak = max(self.peak, self._tree_rss())
+            sizes = self._tree_rss()
+            self.peak = max(self.peak, sum(rss for pid, rss in sizes.items()
+                                           if pid in self._previous or pid == os.getpid()))
+            self._previous = set(sizes)
             time.sleep(self.interval)
 
     def __exit__(self, *exc) -> None:
