@@ -19,6 +19,9 @@ What costs what on the executors (measured, docs/export.md), and so how these ar
 
 from __future__ import annotations
 
+import weakref
+
+from pyspark import SparkContext
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
@@ -156,13 +159,25 @@ def _code_points(text: Column) -> Column:
     return F.regexp_extract_all(text, F.lit("(?s)."), F.lit(0))
 
 
+# Constant maps already built, per SparkContext: the mappers ask for the same few tables ~640
+# times while the driver builds the plan, and each build is ~40 py4j round trips (a literal per
+# key and value, a list element each): half of all literals built. A Column is immutable, so one
+# object serves every expression that uses the table.
+_TABLES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
 def table(mapping) -> Column:
     """A constant ``map<string,string>`` of a dict (or of (key, value) pairs), for lookups with
     ``try_element_at``."""
     pairs = dict(mapping)
     if not pairs:
         return F.create_map().cast("map<string,string>")
-    return F.create_map(*[F.lit(x) for kv in pairs.items() for x in kv])
+    built = _TABLES.setdefault(SparkContext._active_spark_context, {}) \
+        if SparkContext._active_spark_context is not None else {}
+    key = tuple(pairs.items())
+    if key not in built:
+        built[key] = F.create_map(*[F.lit(x) for kv in pairs.items() for x in kv])
+    return built[key]
 
 
 def truthy(text: Column) -> Column:

@@ -50,3 +50,11 @@ def test_json_literals_round_trip(spark):
         .select("i", F.to_json(F.struct(F.col("s"))).alias("j")).orderBy("i").collect()]
     assert got == want
     assert "\x7f" in want[-1].value  # a raw DEL really is in the JSON text (the literal writes it \u007F)
+
+
+def test_a_constant_table_is_built_once_and_looks_up(spark):
+    table = T.table({"integer": "xsd:integer", "double": "xsd:double"})
+    assert T.table([("integer", "xsd:integer"), ("double", "xsd:double")]) is table  # no new py4j calls
+    row = spark.range(1).select(F.try_element_at(table, F.lit("double")).alias("hit"),
+                                F.try_element_at(table, F.lit("string")).alias("miss")).first()
+    assert (row.hit, row.miss) == ("xsd:double", None)
