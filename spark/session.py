@@ -62,8 +62,8 @@ def get_session(*, master: str | None = "local[*]", app_name: str = "changeprov"
     session.sparkContext.setLogLevel("ERROR")
     from changeprov.spark.jvmcache import remember_static_members
 
-    remember_static_members(session.sparkContext._jvm)
     jvm = session.sparkContext._jvm
+    remember_static_members(jvm)
     for name in _QUIET_LOGGERS:
         jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(
             name, jvm.org.apache.logging.log4j.Level.OFF)

@@ -172,8 +172,8 @@ def table(mapping) -> Column:
     pairs = dict(mapping)
     if not pairs:
         return F.create_map().cast("map<string,string>")
-    built = _TABLES.setdefault(SparkContext._active_spark_context, {}) \
-        if SparkContext._active_spark_context is not None else {}
+    context = SparkContext._active_spark_context
+    built = _TABLES.setdefault(context, {}) if context is not None else {}
     key = tuple(pairs.items())
     if key not in built:
         built[key] = F.create_map(*[F.lit(x) for kv in pairs.items() for x in kv])

@@ -28,13 +28,19 @@ TRICKY = [
 ]
 
 
+def _values(spark, column) -> list:
+    """``column`` computed on each string of TRICKY (as ``s``), in order."""
+    rows = spark.createDataFrame(list(enumerate(TRICKY)), "i int, s string") \
+        .select("i", column.alias("v")).orderBy("i").collect()
+    return [r.v for r in rows]
+
+
 def _objects(spark, column) -> list:
     """Each row's ``<s> <p> OBJECT .`` line parsed strictly by pyoxigraph; the objects in order."""
-    rows = spark.createDataFrame([(i, s) for i, s in enumerate(TRICKY)], "i int, s string") \
-        .select("i", T.triple(F.lit("<urn:s>"), F.lit("<urn:p>"), column).alias("t")).orderBy("i").collect()
-    data = "".join(r.t + "\n" for r in rows).encode("utf-8")
+    lines = _values(spark, T.triple(F.lit("<urn:s>"), F.lit("<urn:p>"), column))
+    data = "".join(line + "\n" for line in lines).encode("utf-8")
     # files stay plain text: controls and DEL are written as escapes, never raw
-    assert not [r.t for r in rows if any(ord(c) < 0x20 or ord(c) == 0x7F for c in r.t)]
+    assert not [line for line in lines if any(ord(c) < 0x20 or ord(c) == 0x7F for c in line)]
     return [q.object for q in parse(data, format=RdfFormat.N_TRIPLES)]
 
 
@@ -45,9 +51,7 @@ def test_plain_literals_round_trip(spark):
 def test_json_literals_round_trip(spark):
     # json_literal's input is JSON text from to_json (no raw controls but DEL); the literal keeps it as is
     got = _objects(spark, T.json_literal(F.to_json(F.struct(F.col("s")))))
-    want = [Literal(r.j, datatype=RDF_JSON) for r in spark.createDataFrame(
-        [(i, s) for i, s in enumerate(TRICKY)], "i int, s string")
-        .select("i", F.to_json(F.struct(F.col("s"))).alias("j")).orderBy("i").collect()]
+    want = [Literal(j, datatype=RDF_JSON) for j in _values(spark, F.to_json(F.struct(F.col("s"))))]
     assert got == want
     assert "\x7f" in want[-1].value  # a raw DEL really is in the JSON text (the literal writes it \u007F)
 
