@@ -249,7 +249,9 @@ def escape_string(text: Column) -> Column:
         simple = F.replace(simple, F.lit(a), F.lit(b))
     full = F.array_join(F.transform(_code_points(simple), lambda c: F.when(
         c.rlike(CONTROL_CLASS), F.format_string("\\u%04X", F.ascii(c))).otherwise(c)), "")
-    return F.when(text.rlike(CONTROL_CLASS), full).when(text.rlike(NEEDS_ESCAPE_CLASS), simple).otherwise(text)
+    # the common case (nothing to escape) costs one regex search; control characters are a subset
+    return F.when(text.rlike(NEEDS_ESCAPE_CLASS), F.when(text.rlike(CONTROL_CLASS), full).otherwise(simple)) \
+        .otherwise(text)
 
 
 def literal(lexical: Column, datatype: str | None = None) -> Column:
@@ -314,7 +316,10 @@ def value_literal(x: Column, kind: Column | None = None) -> Column:
                 .when(k.isin("object", "array"), json_literal(j))
                 .when(k != "null", F.concat(F.lit('"'), number, F.lit('"'), F.try_element_at(table(_SUFFIX), k))))
 
-    return let({"x": x, "k": variant_kind(x) if kind is None else kind, "j": F.to_json(x)}, body)
+    if kind is None:
+        return let({"x": x}, lambda c: value_literal(c["x"], variant_kind(c["x"])))
+    # a string's literal is its text: its JSON form is written only for the other kinds
+    return let({"x": x, "k": kind, "j": F.when(kind != "string", F.to_json(x))}, body)
 
 
 def decimal_lexical(x: Column) -> Column:
