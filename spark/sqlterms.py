@@ -306,9 +306,10 @@ _SUFFIX = {"boolean": f"^^<{XSD}boolean>", "integer": f"^^<{XSD}integer>", "inte
            "decimal": f"^^<{XSD}decimal>", "double": f"^^<{XSD}double>"}
 
 
-def value_literal(x: Column, kind: Column | None = None) -> Column:
-    """emit.value_literal of a variant: strings plain, other scalars typed (Spark's typing: ``1.0``
-    is an integer), objects and arrays rdf:JSON; JSON null or absent → null (no triple)."""
+def value_literal(x: Column, kind: Column) -> Column:
+    """emit.value_literal of a variant (``kind`` its variant_kind): strings plain, other scalars
+    typed (Spark's typing: ``1.0`` is an integer), objects and arrays rdf:JSON; JSON null or absent
+    → null (no triple)."""
     def body(c):
         k, j = c["k"], c["j"]
         number = F.when(k == "decimal", F.when(j.contains("."), j).otherwise(F.concat(j, F.lit(".0")))).otherwise(j)
@@ -316,8 +317,6 @@ def value_literal(x: Column, kind: Column | None = None) -> Column:
                 .when(k.isin("object", "array"), json_literal(j))
                 .when(k != "null", F.concat(F.lit('"'), number, F.lit('"'), F.try_element_at(table(_SUFFIX), k))))
 
-    if kind is None:
-        return let({"x": x}, lambda c: value_literal(c["x"], variant_kind(c["x"])))
     # a string's literal is its text: its JSON form is written only for the other kinds
     return let({"x": x, "k": kind, "j": F.when(kind != "string", F.to_json(x))}, body)
 
