@@ -103,7 +103,7 @@ def main() -> None:
     from changeprov.generate import generate
     from changeprov.mapping.reference import map_inputs, map_to_files
     from changeprov.spark.job import export, resolve_inputs
-    from changeprov.spark.session import get_session
+    from changeprov.spark.session import evaluation_conf, get_session
 
     work = Path(args.workdir or tempfile.mkdtemp(prefix="changeprov-bench-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -117,7 +117,7 @@ def main() -> None:
     print(f"input: {big.stat().st_size / 2**30:.2f} GiB")
 
     spark = get_session(master="local[*]", app_name="changeprov-bench",
-                        conf={"spark.driver.memory": args.driver_memory})
+                        conf={**evaluation_conf([big.as_uri()]), "spark.driver.memory": args.driver_memory})
     def floor():
         # the input parsed once the way the export parses it (a variant per line) and written back
         # as JSON text, then the output read and written back once

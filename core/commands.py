@@ -117,7 +117,7 @@ def _run_export(args: argparse.Namespace) -> int:
 
     from changeprov.errors import InputError
     from changeprov.spark.job import export, resolve_inputs
-    from changeprov.spark.session import get_session
+    from changeprov.spark.session import evaluation_conf, get_session
 
     conf = {}
     for item in args.conf:
@@ -128,6 +128,7 @@ def _run_export(args: argparse.Namespace) -> int:
     if sys.stderr.isatty():
         conf.setdefault("spark.ui.showConsoleProgress", "true")
     inputs = resolve_inputs(args.inputs)
+    conf = {**evaluation_conf(inputs), **conf}
 
     def progress(msg: str) -> None:
         print(f"[export] {msg}", file=sys.stderr, flush=True)

@@ -48,7 +48,7 @@ def run_demo(workdir: str) -> int:
     from changeprov.generate import generate
     from changeprov.ontology.summary import vocabulary_report
     from changeprov.spark.job import export
-    from changeprov.spark.session import get_session
+    from changeprov.spark.session import evaluation_conf, get_session
     from changeprov.sparql.formats import to_table
     from changeprov.sparql.audit import run_audit
     from changeprov.sparql.audit_html import render_html
@@ -73,7 +73,7 @@ def run_demo(workdir: str) -> int:
 
     export_dir = out / "export"
     _say(f"\n== 3. Spark export (local[*]) -> {export_dir}")
-    spark = get_session(master="local[*]", app_name="changeprov-demo")
+    spark = get_session(master="local[*]", app_name="changeprov-demo", conf=evaluation_conf([events.as_uri()]))
     result = export(spark, [events.as_uri()], export_dir.as_uri(), progress=lambda m: _say(f"  [export] {m}"))
     print_counts(result.counts, title=f"  run {result.run_id}")
     if not result.counts["balanced"]:

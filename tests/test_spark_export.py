@@ -16,6 +16,7 @@ from changeprov.generate import generate
 from changeprov.mapping.reference import map_to_files
 from changeprov.spark import job as job_module
 from changeprov.spark.job import export, resolve_inputs
+from changeprov.spark.session import GZIP_FACTOR, INTERPRETED, INTERPRETED_BELOW_BYTES, evaluation_conf
 from spark_support import parse_nt
 
 pytestmark = pytest.mark.spark
@@ -136,7 +137,10 @@ def test_a_run_that_dies_while_committing_leaves_no_success_marker(spark, mixed_
 
 
 def test_spark_submit_on_a_local_cluster_gives_the_same_triples(mixed_log, mixed_export, tmp_path):
-    """Separate executor JVMs: the job must not need changeprov (or Python) on the executors."""
+    """Separate executor JVMs: the job must not need changeprov (or Python) on the executors.
+
+    The cluster run uses generated code (what inputs above ``INTERPRETED_BELOW_BYTES`` get), the
+    session's export interpreted expressions: this also checks that both give the same triples."""
     import pyspark
 
     path, _ = mixed_log
@@ -145,7 +149,7 @@ def test_spark_submit_on_a_local_cluster_gives_the_same_triples(mixed_log, mixed
     submit = Path(sys.executable).parent / "spark-submit"
     script = Path(job_module.__file__).parent / "submit.py"
     proc = subprocess.run([str(submit), "--master", "local-cluster[2,1,1024]", "--conf", "spark.ui.enabled=false",
-                           str(script), str(path), "--out", str(tmp_path / "cluster")],
+                           str(script), "--conf", "spark.sql.codegen.factoryMode=FALLBACK", str(path), "--out", str(tmp_path / "cluster")],
                           env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert read_triples(tmp_path / "cluster") == read_triples(mixed_export[0])
@@ -194,6 +198,22 @@ def test_local_star_is_every_core():
     assert local_cores("local[*]") == local_cores("local[*,3]") == every
     # text Spark itself will refuse with its own message: no error of ours before it
     assert local_cores("local-cluster[a,b]") == local_cores("local[x]") == local_cores("local-cluster[2]") == every
+
+
+@pytest.mark.parametrize("files, interpreted", [
+    ({"a.jsonl": 1000}, True),
+    ({"a.jsonl": INTERPRETED_BELOW_BYTES - 1}, True),
+    ({"a.jsonl": INTERPRETED_BELOW_BYTES // 2, "b.jsonl": INTERPRETED_BELOW_BYTES // 2}, False),
+    ({"a.jsonl.gz": INTERPRETED_BELOW_BYTES // GZIP_FACTOR + 1}, False),
+])
+def test_inputs_below_the_threshold_are_mapped_with_interpreted_expressions(tmp_path, files, interpreted):
+    paths = []
+    for name, size in files.items():
+        with open(tmp_path / name, "wb") as fh:
+            fh.truncate(size)  # sparse: no disk used
+        paths.append((tmp_path / name).as_uri())
+    assert (evaluation_conf(paths) == INTERPRETED) is interpreted
+    assert evaluation_conf(paths + ["s3a://bucket/events/"]) == {}  # remote: size unknown, Spark's default
 
 
 def test_a_local_session_asks_for_two_input_splits_per_task_slot(spark):
