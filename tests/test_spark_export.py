@@ -149,7 +149,8 @@ def test_spark_submit_on_a_local_cluster_gives_the_same_triples(mixed_log, mixed
     submit = Path(sys.executable).parent / "spark-submit"
     script = Path(job_module.__file__).parent / "submit.py"
     proc = subprocess.run([str(submit), "--master", "local-cluster[2,1,1024]", "--conf", "spark.ui.enabled=false",
-                           str(script), "--conf", "spark.sql.codegen.factoryMode=FALLBACK", str(path), "--out", str(tmp_path / "cluster")],
+                           str(script), "--conf", "spark.sql.codegen.factoryMode=FALLBACK",
+                           str(path), "--out", str(tmp_path / "cluster")],
                           env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert read_triples(tmp_path / "cluster") == read_triples(mixed_export[0])
