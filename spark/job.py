@@ -166,9 +166,9 @@ def export(spark: SparkSession, inputs: Sequence[str], out: str, *, family: str 
     run_id = uuid.uuid4().hex
     fs = FileSystem(spark, out)
     staging = f"_staging-{run_id}"
-    for leftover in fs.list():
-        if leftover.getPath().getName().startswith("_staging-"):
-            fs.delete(leftover.getPath().getName())  # a killed run's leftovers: never committed
+    for name in fs.names():
+        if name.startswith("_staging-"):
+            fs.delete(name)  # a killed run's leftovers: never committed
 
     progress(f"reading {len(inputs)} input(s)")
     try:
@@ -313,37 +313,44 @@ def _commit(spark, fs: FileSystem, staging: str, *, mode: str, compress: str, ru
     # Whole folders are moved where the target has none yet: creating thousands of partition
     # folders one by one costs a chmod process each on a local file system (see README).
     if fs.exists(staging, "kind=t") and not fs.exists("triples"):
-        fs.rename(fs.path(staging, "kind=t"), fs.path("triples"))
+        fs.move((staging, "kind=t"), ("triples",))
     elif fs.exists(staging, "kind=t"):
-        for source_dir in fs.list(staging, "kind=t"):
-            source = source_dir.getPath().getName()  # source=<family>
-            if not fs.exists("triples", source):
-                fs.rename(source_dir.getPath(), fs.path("triples", source))
+        for source in fs.names(staging, "kind=t"):  # source=<family>
+            if source.startswith("."):
                 continue
-            for date_dir in fs.list(staging, "kind=t", source):
-                date = date_dir.getPath().getName()  # date=YYYY-MM-DD
-                if not fs.exists("triples", source, date):
-                    fs.rename(date_dir.getPath(), fs.path("triples", source, date))
+            if not fs.exists("triples", source):
+                fs.move((staging, "kind=t", source), ("triples", source))
+                continue
+            for date in fs.names(staging, "kind=t", source):  # date=YYYY-MM-DD
+                if date.startswith("."):
                     continue
-                for status in fs.list(staging, "kind=t", source, date):
-                    fs.rename(status.getPath(), fs.path("triples", source, date, status.getPath().getName()))
-    for source_dir in fs.list("triples"):  # name this run's files: part-NNNNN.nt (append: part-<run>-NNNNN.nt)
-        for date_dir in fs.list("triples", source_dir.getPath().getName()):
-            where = (source_dir.getPath().getName(), date_dir.getPath().getName())
-            fresh = [s for s in fs.list("triples", *where) if _spark_part(s.getPath().getName())]
-            for i, status in enumerate(fresh):
-                fs.rename(status.getPath(), fs.path("triples", *where, f"{prefix}-{i:05d}{suffix}"))
-            for status in fs.list("triples", *where):  # Hadoop's checksum files, if any
-                if status.getPath().getName().startswith("."):
-                    fs.delete(*where, status.getPath().getName())
+                if not fs.exists("triples", source, date):
+                    fs.move((staging, "kind=t", source, date), ("triples", source, date))
+                    continue
+                for name in fs.names(staging, "kind=t", source, date):
+                    if not name.startswith("."):
+                        fs.move((staging, "kind=t", source, date, name), ("triples", source, date, name))
+    for source in fs.names("triples"):  # name this run's files: part-NNNNN.nt (append: part-<run>-NNNNN.nt)
+        if source.startswith("."):
+            continue
+        for date in fs.names("triples", source):
+            where = ("triples", source, date)
+            if date.startswith("."):
+                continue
+            names = fs.names(*where)
+            for i, name in enumerate(n for n in names if _spark_part(n)):
+                fs.move((*where, name), (*where, f"{prefix}-{i:05d}{suffix}"))
+            for name in names:  # Hadoop's checksum files (.part-….crc), where the file system writes them
+                if name.startswith(".") and name.endswith(".crc"):
+                    fs.delete(*where, name)
     fs.mkdirs("quarantine")
     if quarantine_rows is not None:
         q_staging = f"{staging}/quarantine"
         (quarantine_rows.coalesce(1).sortWithinPartitions("_s", "_l").select("value")
          .write.mode("overwrite").text(fs.path(q_staging).toString()))
-        parts = [s for s in fs.list(q_staging) if s.getPath().getName().startswith("part-")]
-        for i, status in enumerate(parts):
-            fs.rename(status.getPath(), fs.path("quarantine", f"{prefix}-{i:05d}.jsonl"))
+        parts = [n for n in fs.names(staging, "quarantine") if n.startswith("part-")]
+        for i, name in enumerate(parts):
+            fs.move((staging, "quarantine", name), ("quarantine", f"{prefix}-{i:05d}.jsonl"))
     if mode == "append" and fs.exists("manifest.json"):
         previous = json.loads(fs.read_text("manifest.json"))
         manifest["previous_runs"] = previous.get("previous_runs", []) + [

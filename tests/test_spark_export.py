@@ -15,6 +15,7 @@ import pytest
 from changeprov.generate import generate
 from changeprov.mapping.reference import map_to_files
 from changeprov.spark import job as job_module
+from changeprov.spark.fs import FileSystem
 from changeprov.spark.job import export, resolve_inputs
 from changeprov.spark.session import GZIP_FACTOR, INTERPRETED, INTERPRETED_BELOW_BYTES, evaluation_conf
 from spark_support import parse_nt
@@ -130,10 +131,33 @@ def test_a_run_that_dies_while_committing_leaves_no_success_marker(spark, mixed_
     def dying_rename(self, src, dst):
         raise OSError("simulated crash while moving files")
 
-    monkeypatch.setattr(job_module.FileSystem, "rename", dying_rename)
+    monkeypatch.setattr(job_module.FileSystem, "move", dying_rename)
     with pytest.raises(OSError):
         export(spark, resolve_inputs([str(path)]), str(out))
     assert not (out / "_SUCCESS").exists()
+
+
+@pytest.mark.parametrize("through, as_uri", [("os", False), ("os", True), ("hadoop", False)])
+def test_the_commit_file_operations_agree_locally_and_through_hadoop(spark, tmp_path, through, as_uri):
+    # a space in a plain path: the local folder must be Hadoop's decoded path, not its URI text
+    root = tmp_path / ("out" if as_uri else "out dir")
+    fs = FileSystem(spark, f"file://{root}" if as_uri else str(root))
+    assert fs.local == root
+    if through == "hadoop":
+        fs.local = None  # what a remote file system (hdfs://, s3a://) takes
+    fs.mkdirs("a", "b")
+    fs.write_text("a/b/x.txt", "x")
+    fs.write_text("a/y.txt", "y")
+    assert fs.names("a") == ["b", "y.txt"]
+    assert fs.names("missing") == [] and not fs.exists("missing")
+    fs.move(("a", "b"), ("c",))
+    assert fs.exists("c", "x.txt") and not fs.exists("a", "b")
+    assert fs.read_text("c/x.txt") == "x"
+    with pytest.raises(OSError):
+        fs.move(("a", "y.txt"), ("c", "x.txt"))  # never onto an existing file
+    fs.delete("a")
+    fs.delete("a")  # deleting what is gone is no error
+    assert not fs.exists("a") and fs.exists("c") and sorted(p.name for p in root.iterdir()) == ["c"]
 
 
 def test_spark_submit_on_a_local_cluster_gives_the_same_triples(mixed_log, mixed_export, tmp_path):
