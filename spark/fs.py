@@ -15,8 +15,9 @@ class FileSystem:
 
     When Hadoop resolves the root to the local file system, listing, moving and deleting go through
     ``os`` instead: committing an export renames a file in each of thousands of partition folders,
-    and through py4j and Hadoop's FileStatus objects that was ~20 round trips per folder (6-7 s for
-    a 2,900-folder export). Spark still reads and writes through Hadoop (``path``)."""
+    and through py4j and Hadoop's FileStatus objects that was ~20 round trips per folder (a
+    2,922-folder commit: 10.1 s, with ``os`` 2.3 s). Spark still reads and writes through Hadoop
+    (``path``)."""
 
     spark: object
     root: str
@@ -74,15 +75,15 @@ class FileSystem:
             raise OSError(f"could not move {self.path(*src)} to {self.path(*dst)}")
 
     def names(self, *parts: str) -> list[str]:
-        """The sorted names in a folder ([] if there is none). Locally this includes Hadoop's
-        hidden ``.*.crc`` checksum files, which Hadoop's own listing leaves out."""
+        """The sorted names in a folder ([] if there is none), without Hadoop's ``.*.crc`` checksum
+        files (the session writes none; a ``--conf`` may bring back the checksummed file system)."""
         if self.local is not None:
             p = self._os(parts)
-            return sorted(os.listdir(p)) if p.is_dir() else []
-        p = self.path(*parts)
-        if not self._fs.exists(p):
-            return []
-        return sorted(str(s.getPath().getName()) for s in self._fs.listStatus(p))
+            found = os.listdir(p) if p.is_dir() else []
+        else:
+            p = self.path(*parts)
+            found = [str(s.getPath().getName()) for s in self._fs.listStatus(p)] if self._fs.exists(p) else []
+        return sorted(n for n in found if not (n.startswith(".") and n.endswith(".crc")))
 
     def write_text(self, name: str, text: str) -> None:
         stream = self._fs.create(self.path(name), True)

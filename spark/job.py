@@ -316,33 +316,21 @@ def _commit(spark, fs: FileSystem, staging: str, *, mode: str, compress: str, ru
         fs.move((staging, "kind=t"), ("triples",))
     elif fs.exists(staging, "kind=t"):
         for source in fs.names(staging, "kind=t"):  # source=<family>
-            if source.startswith("."):
-                continue
             if not fs.exists("triples", source):
                 fs.move((staging, "kind=t", source), ("triples", source))
                 continue
             for date in fs.names(staging, "kind=t", source):  # date=YYYY-MM-DD
-                if date.startswith("."):
-                    continue
                 if not fs.exists("triples", source, date):
                     fs.move((staging, "kind=t", source, date), ("triples", source, date))
                     continue
                 for name in fs.names(staging, "kind=t", source, date):
-                    if not name.startswith("."):
-                        fs.move((staging, "kind=t", source, date, name), ("triples", source, date, name))
+                    fs.move((staging, "kind=t", source, date, name), ("triples", source, date, name))
     for source in fs.names("triples"):  # name this run's files: part-NNNNN.nt (append: part-<run>-NNNNN.nt)
-        if source.startswith("."):
-            continue
         for date in fs.names("triples", source):
             where = ("triples", source, date)
-            if date.startswith("."):
-                continue
-            names = fs.names(*where)
-            for i, name in enumerate(n for n in names if _spark_part(n)):
+            fresh = [name for name in fs.names(*where) if _spark_part(name)]
+            for i, name in enumerate(fresh):
                 fs.move((*where, name), (*where, f"{prefix}-{i:05d}{suffix}"))
-            for name in names:  # Hadoop's checksum files (.part-….crc), where the file system writes them
-                if name.startswith(".") and name.endswith(".crc"):
-                    fs.delete(*where, name)
     fs.mkdirs("quarantine")
     if quarantine_rows is not None:
         q_staging = f"{staging}/quarantine"

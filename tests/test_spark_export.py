@@ -148,6 +148,7 @@ def test_the_commit_file_operations_agree_locally_and_through_hadoop(spark, tmp_
     fs.mkdirs("a", "b")
     fs.write_text("a/b/x.txt", "x")
     fs.write_text("a/y.txt", "y")
+    fs.write_text("a/.y.txt.crc", "")  # what Hadoop's checksummed local file system adds
     assert fs.names("a") == ["b", "y.txt"]
     assert fs.names("missing") == [] and not fs.exists("missing")
     fs.move(("a", "b"), ("c",))
