@@ -20,11 +20,25 @@ def _store_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timeout", type=float, default=60.0, help="remote request timeout in seconds")
 
 
+def _jobs(text: str) -> int | None:
+    if text == "auto":
+        return None
+    try:
+        jobs = int(text)
+    except ValueError:
+        jobs = 0
+    if jobs < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, or auto: {text!r}")
+    return jobs
+
+
 def configure_load(p: argparse.ArgumentParser) -> None:
     p.add_argument("export_dir", metavar="DIR", help="a committed `changeprov export` folder")
-    p.add_argument("--jobs", type=int, default=1, metavar="N",
-                   help="embedded store: load N groups of files in parallel threads, each group atomic "
-                        "(default 1: all-or-nothing, a bad line leaves the store unchanged)")
+    p.add_argument("--jobs", type=_jobs, default=None, metavar="N|auto",
+                   help="embedded store: load the files in N groups by N threads, each group atomic. "
+                        "Default auto, all-or-nothing: into an empty store 2 groups (fewer on one core; "
+                        "a failed load empties it again), into a store that holds triples 1 (a bad line "
+                        "leaves it unchanged)")
     p.add_argument("--no-optimize", dest="optimize", action="store_false",
                    help="embedded store: skip compacting the indexes after loading (faster load, slower "
                         "queries; worth it only before loading more exports, the last load compacts)")
@@ -32,12 +46,9 @@ def configure_load(p: argparse.ArgumentParser) -> None:
 
 
 def run_load(args: argparse.Namespace) -> int:
-    from changeprov.errors import InputError
     from changeprov.sparql.loader import committed_partitions, load_export
     from changeprov.sparql.stores import store_from_args
 
-    if args.jobs < 1:
-        raise InputError("--jobs must be at least 1")
     committed_partitions(args.export_dir)  # refuse before creating or touching any store
     with store_from_args(args, create=True) as store:
         report = load_export(store, args.export_dir, jobs=args.jobs, optimize=args.optimize,

@@ -4,16 +4,25 @@ An export is committed when ``DIR/_SUCCESS`` exists (written last by the job) an
 killed run remains (``_temporary`` from Spark, ``_staging-*`` from changeprov, ``.spark-staging-*``).
 Anything else is refused with a message naming the problem. Loading is set-union: loading the same
 export twice leaves the same store. On the embedded store each group of files goes in through one
-atomic ``bulk_load``: with ``jobs=1`` the whole export is one group (a bad line anywhere leaves the
-store unchanged); with ``jobs=N`` the files are split into N groups of about equal size loaded by N
-threads (the engine parses and indexes outside the GIL), so a bad line leaves its own group out but
-other groups may be in — reloading after a fix completes the store, since loading is idempotent.
+atomic ``bulk_load``, and by default a load is all-or-nothing:
+
+- into a store that holds triples, the default is one group (a bad line anywhere leaves the store
+  unchanged);
+- into an empty store, the default is ``auto_jobs()`` groups of about equal size loaded by as many
+  threads (the engine parses and indexes outside the GIL, and a single ``bulk_load`` keeps only one
+  core busy parsing); if a group fails, the store is emptied again.
+
+``jobs=N`` asks for N groups into any store; into a non-empty one, a bad line then leaves its own
+group out but other groups may be in, and reloading after a fix completes the store, since loading
+is idempotent. A load killed midway (not failed) may leave part of a parallel load behind; loading
+again completes it.
 """
 
 from __future__ import annotations
 
 import gzip
 import io
+import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -137,17 +146,35 @@ def split_by_size(files: list[Path], groups: int) -> list[list[Path]]:
     return [sorted(b) for _, b in bins if b]
 
 
+#: parallel groups of an automatic load into an empty store: two measured faster than one on two cores
+#: (docs/queries.md); each group's loader holds ~1.7 GB at its peak, so more cores do not mean more
+AUTO_JOBS_MAX = 2
+
+
+def auto_jobs() -> int:
+    """How many file groups an automatic load into an empty store uses: the usable cores, at most
+    ``AUTO_JOBS_MAX``."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(AUTO_JOBS_MAX, cores))
+
+
 def load_export(store: TripleStore, export_dir: str | Path,
-                progress: Callable[[str], None] = lambda _msg: None, *, jobs: int = 1,
+                progress: Callable[[str], None] = lambda _msg: None, *, jobs: int | None = None,
                 optimize: bool = True) -> LoadReport:
     """Load every committed partition of ``export_dir`` into ``store``, in ``jobs`` parallel groups
-    where the store supports it (the embedded one); ``jobs=1`` is all-or-nothing. Then, with
+    where the store supports it (the embedded one). ``jobs=None`` picks all-or-nothing ways: into an
+    empty store ``auto_jobs()`` groups, emptied again if one fails; otherwise one group. Then, with
     ``optimize`` and when triples were added, compact the store's indexes (included in ``seconds``):
     without it, lookups on a store grown by big loads read many overlapping files."""
     files = committed_partitions(export_dir)
     root = Path(export_dir)
     started = time.monotonic()
     before = store.count()
+    if jobs is None:
+        jobs = auto_jobs() if before == 0 else 1
     groups = split_by_size(files, jobs if store.parallel_load else 1)
     progress(f"{len(files)} partition file(s) in {root}; store holds {before:,} triples"
              + (f"; {len(groups)} parallel groups" if len(groups) > 1 else ""))
@@ -170,7 +197,9 @@ def load_export(store: TripleStore, export_dir: str | Path,
             errors = [e for e in (f.exception() for f in futures) if e is not None]
             if errors:
                 first = errors[0]
-                if not isinstance(first, ChangeprovError):
+                if before == 0:  # the store was empty: emptying it again undoes the groups that went in
+                    store.clear()
+                if before == 0 or not isinstance(first, ChangeprovError):
                     raise first
                 raise type(first)(f"{first}; the other file groups of this parallel load may be in the store: "
                                   "fix the input and load again (loading is idempotent), or use --jobs 1 for "

@@ -82,6 +82,10 @@ class TripleStore:
         """Add every triple of one N-Triples byte stream (set semantics: duplicates are no-ops)."""
         raise NotImplementedError
 
+    def clear(self) -> None:
+        """Remove every triple (undoes a failed parallel load into a store that was empty)."""
+        raise NotImplementedError
+
     #: whether optimize() compacts anything (not in memory; on an endpoint it is the server's business)
     compacts = False
 
@@ -176,6 +180,12 @@ class EmbeddedStore(TripleStore):
             raise InputError(f"invalid N-Triples: {exc}") from None
         except (OSError, RuntimeError, ValueError) as exc:
             raise StoreError(f"loading failed: {exc}") from None
+
+    def clear(self) -> None:
+        try:
+            self._store.clear()
+        except OSError as exc:
+            raise StoreError(f"emptying {self.path} failed: {exc}") from None
 
     compacts = True
 

@@ -115,21 +115,74 @@ def test_embedded_load_with_one_job_is_atomic(tmp_path):
         assert store.count() == 0, "bulk_load is atomic: nothing of a failed export is kept"
 
 
-def test_parallel_load_equals_serial_and_names_partial_failure(tmp_path):
-    files = {f"x/2024-03-{d:02d}/part-00000": NT.replace(b"ex.org/a", f"ex.org/a{d}".encode()) for d in range(1, 9)}
-    exp = make_export(tmp_path / "exp", files)
+def _dated(days, name="a") -> dict:
+    return {f"x/2024-03-{d:02d}/part-00000": NT.replace(b"ex.org/a", f"ex.org/{name}{d}".encode()) for d in days}
+
+
+BAD = {"x/2024-03-09/part-00000": b"<bad iri> <http://ex.org/p> 1 .\n"}
+
+
+def test_parallel_load_equals_serial(tmp_path):
+    exp = make_export(tmp_path / "exp", _dated(range(1, 9)))
     with open_store("embedded", path=tmp_path / "serial", create=True) as serial, \
             open_store("embedded", path=tmp_path / "parallel", create=True) as parallel:
         assert load_export(serial, exp, jobs=1).triples_after == 9
         report = load_export(parallel, exp, jobs=3)
         assert (report.files, report.triples_after) == (8, 9)
         assert _all(parallel) == _all(serial)
-    bad = make_export(tmp_path / "bad", {**files, "x/2024-03-09/part-00000": b"<bad iri> <http://ex.org/p> 1 .\n"})
+
+
+@pytest.mark.parametrize("jobs", [None, 2, 3])
+def test_a_failed_parallel_load_into_an_empty_store_leaves_it_empty(tmp_path, jobs, monkeypatch):
+    # the default picks parallel groups for an empty store: make sure it does on a one-core runner too
+    monkeypatch.setattr("changeprov.sparql.loader.auto_jobs", lambda: 2)
+    messages = []
+    bad = make_export(tmp_path / "bad", {**_dated(range(1, 9)), **BAD})
+    with open_store("embedded", path=tmp_path / "db", create=True) as store:
+        with pytest.raises(InputError, match="invalid N-Triples") as err:
+            load_export(store, bad, messages.append, jobs=jobs)
+        assert "may be in the store" not in str(err.value)
+        assert any("parallel groups" in m for m in messages), messages
+        assert store.count() == 0, "the groups that went in were taken out again"
+
+
+def test_default_load_into_a_store_with_triples_is_one_atomic_group(tmp_path, monkeypatch):
+    monkeypatch.setattr("changeprov.sparql.loader.auto_jobs", lambda: 2)
+    first = make_export(tmp_path / "first", _dated([20], name="old"))
+    bad = make_export(tmp_path / "bad", {**_dated(range(1, 9)), **BAD})
+    messages = []
+    with open_store("embedded", path=tmp_path / "db", create=True) as store:
+        assert load_export(store, first).triples_after == 2
+        kept = _all(store)
+        with pytest.raises(InputError, match="invalid N-Triples") as err:
+            load_export(store, bad, messages.append)
+        assert "may be in the store" not in str(err.value)
+        assert not any("parallel groups" in m for m in messages), messages
+        assert _all(store) == kept, "one bulk_load: nothing of the failed export is kept"
+
+
+def test_explicit_parallel_load_into_a_store_with_triples_names_partial_failure(tmp_path):
+    first = make_export(tmp_path / "first", _dated([20], name="old"))
+    files = _dated(range(1, 9))
+    exp = make_export(tmp_path / "exp", files)
+    bad = make_export(tmp_path / "bad", {**files, **BAD})
     with open_store("embedded", path=tmp_path / "partial", create=True) as store:
+        load_export(store, first)
         with pytest.raises(InputError, match="invalid N-Triples.*may be in the store.*--jobs 1"):
             load_export(store, bad, jobs=2)
-        assert 0 < store.count() < 9, "the good group is in, the bad group is not"
-        assert load_export(store, exp, jobs=2).triples_after == 9, "reloading completes the store"
+        assert 2 < store.count() < 10, "the good group is in, the bad group is not"
+        assert load_export(store, exp, jobs=2).triples_after == 10, "reloading completes the store"
+
+
+def test_cli_jobs_takes_a_number_or_auto(tmp_path, capsys):
+    exp = make_export(tmp_path / "exp", _dated(range(1, 4)))
+    assert main(["load", str(exp), "--store", str(tmp_path / "db"), "--jobs", "auto"]) == 0
+    assert "4 in the store" in capsys.readouterr().out
+    for bad in ("0", "-1", "two"):
+        with pytest.raises(SystemExit) as exit_:
+            main(["load", str(exp), "--store", str(tmp_path / "db"), "--jobs", bad])
+        assert exit_.value.code == 2
+        assert "at least 1, or auto" in capsys.readouterr().err
 
 
 def test_load_compacts_the_store_unless_told_not_to(tmp_path, capsys):
