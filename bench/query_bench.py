@@ -16,7 +16,8 @@ Data, made once and cached in --workdir (default /work/benchdata/query; the defa
                                           own loader (EmbeddedStore.load_ntriples = pyoxigraph bulk load),
                                           then compacted as `changeprov load` does
 
-1. load (on the export): `changeprov load EXPORT --store DB` against `oxigraph load --file <the same
+1. load (on the export): `changeprov load EXPORT --store DB` (its default: two parallel file groups into
+   the empty store, then compaction; also `--jobs 1` and `--no-optimize`) against `oxigraph load --file <the same
    part files>` (and, for reference, `oxigraph load` of the same triples as one concatenated file), and
    rdflib ``Graph.parse`` on the first 1M triples of the export (with changeprov and oxigraph on that
    1M file too). Each loader is a child process: wall time including the final flush, peak RSS.
