@@ -23,6 +23,7 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from changeprov.errors import ChangeprovError, InputError
-from changeprov.sparql.stores import TripleStore
+from changeprov.sparql.stores import NTriplesSyntaxError, TripleStore
 
 LEFTOVER_PREFIXES = ("_temporary", "_staging-", ".spark-staging-")
 
@@ -128,6 +129,25 @@ class _Chain(io.RawIOBase):
         super().close()
 
 
+def _located(exc: NTriplesSyntaxError, files: list[Path], root: Path) -> InputError:
+    """The engine counts lines of the whole stream of ``files``: name the file and its own line.
+
+    Only on failure, so reading the files again to count their lines costs nothing on a good load."""
+    if exc.line is None:
+        return exc
+    line = exc.line
+    for path in files:
+        opener = gzip.open if path.name.endswith(".gz") else open
+        with opener(path, "rb") as fh:
+            spans = sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 20), b"")) + 1
+        if line <= spans:  # _Chain follows each file with a newline, so a file spans its newlines + 1
+            m = re.match(r"Parser error at line \d+ (.*)", exc.problem, re.S)
+            where = f"invalid N-Triples in {path.relative_to(root)}, line {line}"
+            return InputError(f"{where} {m.group(1)}" if m else f"{where}: {exc.problem}")
+        line -= spans
+    return exc
+
+
 def iter_partition_lines(files: list[Path]) -> Iterator[bytes]:
     for path in files:
         opener = gzip.open if path.name.endswith(".gz") else open
@@ -185,11 +205,14 @@ def load_export(store: TripleStore, export_dir: str | Path,
 
     def load_group(group: list[Path]) -> int:
         chain = _Chain(group, on_open)
-        with io.BufferedReader(chain, buffer_size=1 << 20) as stream:
-            store.load_ntriples(stream)
+        try:
+            with io.BufferedReader(chain, buffer_size=1 << 20) as stream:
+                store.load_ntriples(stream)
+        except NTriplesSyntaxError as exc:
+            raise _located(exc, group, root) from None
         return chain.bytes_read
 
-    if len(groups) == 1:
+    if len(groups) <= 1:  # an export of blank or quarantined lines only has no partition files
         bytes_read = load_group(groups[0]) if groups else 0
     else:
         with ThreadPoolExecutor(max_workers=len(groups)) as pool:

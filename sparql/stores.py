@@ -60,6 +60,15 @@ class Rows:
         return [row[i] for row in self.rows]
 
 
+class NTriplesSyntaxError(InputError):
+    """A stream given to ``load_ntriples`` does not parse; ``line`` counts lines of that stream."""
+
+    def __init__(self, problem: str, *, line: int | None = None):
+        super().__init__(f"invalid N-Triples: {problem}")
+        self.problem = problem
+        self.line = line
+
+
 class TripleStore:
     """The interface every store kind implements."""
 
@@ -177,7 +186,7 @@ class EmbeddedStore(TripleStore):
             # bulk_load is atomic in pyoxigraph 0.5: a bad line leaves the store unchanged; never lenient
             self._store.bulk_load(stream, format=ox.RdfFormat.N_TRIPLES)
         except SyntaxError as exc:
-            raise InputError(f"invalid N-Triples: {exc}") from None
+            raise NTriplesSyntaxError(str(exc), line=exc.lineno) from None
         except (OSError, RuntimeError, ValueError) as exc:
             raise StoreError(f"loading failed: {exc}") from None
 

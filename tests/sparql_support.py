@@ -20,6 +20,7 @@ def make_export(out: Path, nt_files: dict[str, bytes], *, gz: bool = False, succ
             (d / (part + ".nt.gz")).write_bytes(gzip.compress(data))
         else:
             (d / (part + ".nt")).write_bytes(data)
+    (out / "triples").mkdir(parents=True, exist_ok=True)
     (out / "quarantine").mkdir(parents=True, exist_ok=True)
     (out / "manifest.json").write_text("{}\n")
     if success:

@@ -294,3 +294,27 @@ def test_values_block_escapes_terms():
 def test_unreachable_endpoint_is_store_error(capsys):
     assert main(["query", "deleted-entities", "--endpoint", "http://127.0.0.1:9/query", "--timeout", "2"]) == 2
     assert "cannot reach endpoint" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("jobs", [1, 3])
+@pytest.mark.parametrize("final_newline", [True, False])
+def test_a_bad_line_is_named_by_its_file_and_line(tmp_path, jobs, final_newline):
+    # the engine counts lines of the whole stream of a group's files; the message must not
+    body = NT if final_newline else NT.rstrip(b"\n")
+    files = {f"x/2024-03-0{d}/part-00000": body.replace(b"ex.org/a", f"ex.org/a{d}".encode()) for d in range(1, 5)}
+    files["x/2024-03-05/part-00000"] = NT + b'<http://ex.org/c> <http://ex.org/p> <bad iri> .\n'
+    files["x/2024-03-06/part-00000"] = NT
+    exp = make_export(tmp_path / "exp", files)
+    with open_store("embedded", path=tmp_path / "db", create=True) as store:
+        with pytest.raises(InputError) as err:
+            load_export(store, exp, jobs=jobs)
+    assert str(err.value).startswith("invalid N-Triples in triples/source=x/date=2024-03-05/part-00000.nt, "
+                                     "line 3 between columns"), str(err.value)
+    assert "Invalid IRI" in str(err.value)
+
+
+def test_an_export_without_triples_loads_nothing(tmp_path, capsys):
+    exp = make_export(tmp_path / "exp", {})
+    assert not committed_partitions(exp)
+    assert main(["load", str(exp), "--store", str(tmp_path / "db")]) == 0
+    assert "0 triples added, 0 in the store" in capsys.readouterr().out
