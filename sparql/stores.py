@@ -139,6 +139,12 @@ class EmbeddedStore(TripleStore):
             raise StoreError(f"no store at {self.path} (run `changeprov load DIR --store {self.path}` first)")
         if self.path.exists() and not self.path.is_dir():
             raise StoreError(f"{self.path} is not a store directory")
+        if self.path.is_dir() and not (self.path / "CURRENT").is_file():  # the engine's (RocksDB's) marker
+            if any(self.path.iterdir()):  # never put a store's files among someone's other files
+                raise StoreError(f"{self.path} is a folder of other files, not a store: give a new or empty folder")
+            if not create:
+                raise StoreError(f"no store at {self.path} (an empty folder; run `changeprov load DIR "
+                                 f"--store {self.path}` first)")
         if create and not read_only:
             try:  # like `mkdir -p`: the engine creates only the last level
                 self.path.parent.mkdir(parents=True, exist_ok=True)

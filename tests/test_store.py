@@ -223,6 +223,25 @@ def test_query_on_missing_store_is_clear(tmp_path, capsys):
     assert not (tmp_path / "nope").exists()
 
 
+def test_a_folder_that_is_not_a_store_is_refused_and_left_alone(tmp_path, capsys):
+    exp = make_export(tmp_path / "exp", {"x/2024-03-01/part-00000": NT})
+    other = tmp_path / "mine"
+    other.mkdir()
+    (other / "events.jsonl").write_text("{}\n")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    runs = [(["load", str(exp), "--store", str(other)], "a folder of other files, not a store"),
+            (["load", str(exp), "--store", str(exp)], "a folder of other files, not a store"),
+            (["query", "deleted-entities", "--store", str(empty)], "no store at"),
+            (["query", "deleted-entities", "--store", str(other)], "a folder of other files, not a store")]
+    before = {p: sorted(p.rglob("*")) for p in (exp, other, empty)}
+    for argv, message in runs:
+        assert main(argv) == 2, argv
+        assert message in capsys.readouterr().err, argv
+    assert {p: sorted(p.rglob("*")) for p in (exp, other, empty)} == before
+    assert main(["load", str(exp), "--store", str(empty)]) == 0, "an empty folder becomes a new store"
+
+
 def test_memory_store_loads_and_binds(tmp_path):
     exp = make_export(tmp_path / "exp", {"x/2024-03-01/part-00000": NT})
     store = open_store("memory")
