@@ -13,7 +13,8 @@ Parameter TYPEs: ``entity`` and ``tag`` (an OpenMetadata FQN or a DataHub URN, r
 through ``om-event:fullyQualifiedName`` / ``om-event:urn``, or an IRI that is in the graph),
 ``user`` (OpenMetadata userName or DataHub corpuser URN → the agent IRI of docs/model.md), ``time``
 and ``time-end`` (ISO-8601 or epoch ms → ``xsd:dateTime``; a bare date is its start resp. its end),
-``string``, ``decimal``, ``integer``, ``iri``.
+``string``, ``regex`` (a string that must be a valid SPARQL ``REGEX`` pattern: an invalid one would
+make every ``FILTER`` using it false, i.e. silently match nothing), ``decimal``, ``integer``, ``iri``.
 
 The SPARQL variable of a parameter has the parameter's name and is bound by the engine (pyoxigraph
 ``substitutions``, rdflib ``initBindings``, or a ``VALUES`` block at the ``#@bindings`` marker for a
@@ -43,7 +44,7 @@ XSD_INTEGER = ox.NamedNode(XSD + "integer")
 XSD_DECIMAL = ox.NamedNode(XSD + "decimal")
 OM_USER = "https://w3id.org/changeprov/id/om/user/"
 
-PARAM_TYPES = ("entity", "tag", "user", "time", "time-end", "string", "decimal", "integer", "iri")
+PARAM_TYPES = ("entity", "tag", "user", "time", "time-end", "string", "regex", "decimal", "integer", "iri")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
@@ -156,12 +157,16 @@ def parse_time(value: str, *, end_of_day: bool = False, now_ms: int | None = Non
     try:
         if v.lower() == "now":
             ms = now_ms if now_ms is not None else int(time.time() * 1000)
-        elif re.fullmatch(r"-?[0-9]{1,16}", v):
+        elif re.fullmatch(r"-?[0-9]{1,40}", v):  # too many digits: the range message, not the format's
             ms = int(v)
         elif re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", v):
             ms = terms.rfc3339_to_ms(v + ("T23:59:59.999Z" if end_of_day else "T00:00:00Z"))
         else:
-            t = v.replace("t", "T").replace("z", "Z")
+            t = v  # RFC 3339 allows a lower-case t and z; only those two letters change case
+            if re.match(r"[0-9]{4}-[0-9]{2}-[0-9]{2}t", t):
+                t = t[:10] + "T" + t[11:]
+            if t.endswith("z"):
+                t = t[:-1] + "Z"
             if re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}", t):
                 t += ":00"
             if re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?", t):
@@ -205,6 +210,19 @@ def resolve_node(store: TripleStore, value: str, *, what: str = "entity") -> ox.
     raise InputError(f"no {what} with fullyQualifiedName, URN or IRI {value[:120]!r} in the store")
 
 
+_REGEX_CHECK = 'SELECT ?pattern ?ok WHERE { BIND(REGEX("", ?pattern, "i") AS ?ok) }'
+
+
+def regex_literal(name: str, value: str) -> ox.Literal:
+    """``value`` as a literal, if the SPARQL engine accepts it as a pattern (an invalid pattern is an
+    evaluation error, which a FILTER turns into false, not into a message)."""
+    term = ox.Literal(value)
+    rows = list(ox.Store().query(_REGEX_CHECK, substitutions={ox.Variable("pattern"): term}))
+    if rows[0]["ok"] is None:
+        raise InputError(f"parameter {name}: not a valid regular expression: {value[:80]!r}")
+    return term
+
+
 def convert(store: TripleStore, p: Param, value: str, *, now_ms: int | None = None):
     t = p.type
     if t in ("entity", "tag"):
@@ -215,6 +233,8 @@ def convert(store: TripleStore, p: Param, value: str, *, now_ms: int | None = No
         return parse_time(value, end_of_day=(t == "time-end"), now_ms=now_ms)
     if t == "string":
         return ox.Literal(value)
+    if t == "regex":
+        return regex_literal(p.name, value)
     if t == "decimal":
         try:
             d = Decimal(value.strip())
@@ -251,7 +271,17 @@ def bind_params(store: TripleStore, q: NamedQuery, values: Mapping[str, str], *,
         if not isinstance(value, str):
             raise InputError(f"parameter {p.name}: expected a string value")
         bound[p.name] = convert(store, p, value, now_ms=now_ms)
+    _check_window(bound)
     return bound
+
+
+def _check_window(bound: Mapping[str, ox.NamedNode | ox.Literal]) -> None:
+    """An empty window is a typo, not a question: since after until answers nothing, silently."""
+    since, until = bound.get("since"), bound.get("until")
+    if isinstance(since, ox.Literal) and isinstance(until, ox.Literal) \
+            and since.datatype == until.datatype == terms.XSD_DATETIME \
+            and terms.rfc3339_to_ms(since.value) > terms.rfc3339_to_ms(until.value):
+        raise InputError(f"since ({since.value}) is after until ({until.value})")
 
 
 def parse_param_args(items: list[str] | None) -> dict[str, str]:

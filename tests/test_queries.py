@@ -320,6 +320,25 @@ def test_unknown_and_missing_parameters(embedded, capsys, db):
     assert "missing required parameter entity" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("query, values, message", [
+    ("audit-agents", {"bot_pattern": "("}, "bot_pattern: not a valid regular expression"),
+    ("audit-sensitive-tags", {"tag_pattern": "[pii"}, "tag_pattern: not a valid regular expression"),
+    ("changes-by-user", {"user": "alice", "since": "2024-03-05", "until": "2024-03-01"},
+     "since .2024-03-05T00:00:00.000Z. is after until .2024-03-01T23:59:59.999Z."),
+    ("upstream", {"entity": LTV, "as_of": "yesterday"}, "'yesterday': not an RFC 3339"),
+    ("upstream", {"entity": LTV, "as_of": "99999999999999999"}, "epoch milliseconds out of range"),
+])
+def test_parameter_values_that_would_silently_answer_nothing_are_errors(embedded, query, values, message):
+    # an invalid REGEX pattern is an evaluation error, which FILTER turns into "no match": no message
+    with pytest.raises(InputError, match=message):
+        run_query(embedded, get_query(query), values)
+
+
+def test_a_valid_pattern_still_matches(embedded):
+    rows = run_query(embedded, get_query("audit-agents"), {"bot_pattern": "ingestion|bot([-_.]|$)"})
+    assert any(r for r in rows.rows)
+
+
 def test_service_refused_unless_allowed(tmp_path, db, capsys):
     rq = tmp_path / "svc.rq"
     rq.write_text("SELECT * WHERE { SERVICE <http://127.0.0.1:9/sparql> { ?s ?p ?o } }\n")
