@@ -244,6 +244,19 @@ def test_synthetic_version_and_agent_findings(synthetic_db):
 # ----------------------------------------------------------------------------- CLI, HTML, browser
 
 
+def test_reasoning_changes_no_finding(db, report, tmp_path):
+    # `changeprov reason` adds the OWL 2 RL entailments (e.g. prov:used from om:affectsEntity); an audit of
+    # the reasoned store must not read them as new problems (it once reported 130 version gaps more)
+    from changeprov.sparql.reason import reason
+
+    reasoned = tmp_path / "reasoned"
+    shutil.copytree(db, reasoned)
+    with open_store("embedded", path=reasoned) as store:
+        assert reason(store).added > 0
+        again = run_audit(store, now_ms=NOW_MS)
+    assert [f.__dict__ for f in again.findings] == [f.__dict__ for f in report.findings]
+
+
 def test_cli_writes_html_and_json_and_exit_codes(db, tmp_path, capsys):
     html = tmp_path / "report.html"
     assert main(["audit", "--store", str(db), "--out", str(html)]) == 1
