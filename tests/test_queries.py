@@ -7,6 +7,7 @@ OpenMetadata lineage story of ../shared/corpus/openmetadata/SOURCES.md.
 from __future__ import annotations
 
 import json
+import re
 from importlib import resources
 from pathlib import Path
 
@@ -267,6 +268,20 @@ def test_every_query_same_on_embedded_and_endpoint(name, embedded, remote):
     assert a.variables == b.variables
     assert sorted(a.rows, key=str) == sorted(b.rows, key=str)
     assert a.rows, f"{name}: example parameters should return rows"
+    assert a.variables == documented_columns(q.returns), f"{name}.rq: its `returns:` header names other columns"
+
+
+def documented_columns(returns: str) -> list[str]:
+    """The column names of a `returns:` header: the first word of each top-level comma-separated item."""
+    items, depth, cur = [], 0, ""
+    for ch in returns:
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            items.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return [re.match(r"\s*(\w+)", item).group(1) for item in items + [cur]]
 
 
 def test_rdflib_memory_backend_agrees_on_lineage(export):
