@@ -154,3 +154,12 @@ def test_reason_refuses_an_endpoint_without_update_url(capsys):
 def test_reason_needs_an_existing_store(tmp_path, capsys):
     assert main(["reason", "--store", str(tmp_path / "nope")]) == 2
     assert "no store at" in capsys.readouterr().err
+
+
+def test_resolve_names_prov_types_after_reasoning(reasoned):
+    # PROV's classes end in prov#X, ours in changeEvent/X: both need their local name
+    path = reasoned[0]
+    with open_store("embedded", path=path, read_only=True) as store:
+        rows = run_query(store, get_query("resolve"),
+                         {"key": "urn:li:dataset:(urn:li:dataPlatform:hive,staging.stg_orders,PROD)"})
+    assert [r["type"].value for r in rows.dicts()] == ["Entity, MetadataEntity"]
