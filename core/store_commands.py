@@ -17,7 +17,17 @@ def _store_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--update-endpoint", metavar="URL", help="SPARQL 1.1 update endpoint (default: derived from --endpoint)")
     p.add_argument("--graph-store", metavar="URL",
                    help="Graph Store Protocol URL used for loading (default: derived from --endpoint)")
-    p.add_argument("--timeout", type=float, default=60.0, help="remote request timeout in seconds")
+    p.add_argument("--timeout", type=_seconds, default=60.0, help="remote request timeout in seconds")
+
+
+def _seconds(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = float("nan")
+    if not 0 < seconds < float("inf"):  # nan fails too
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds: {text!r}")
+    return seconds
 
 
 def _jobs(text: str) -> int | None:

@@ -178,11 +178,20 @@ def test_cli_jobs_takes_a_number_or_auto(tmp_path, capsys):
     exp = make_export(tmp_path / "exp", _dated(range(1, 4)))
     assert main(["load", str(exp), "--store", str(tmp_path / "db"), "--jobs", "auto"]) == 0
     assert "4 in the store" in capsys.readouterr().out
-    for bad in ("0", "-1", "two"):
-        with pytest.raises(SystemExit) as exit_:
-            main(["load", str(exp), "--store", str(tmp_path / "db"), "--jobs", bad])
-        assert exit_.value.code == 2
-        assert "at least 1, or auto" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("--jobs", "0", "at least 1, or auto"), ("--jobs", "-1", "at least 1, or auto"),
+    ("--jobs", "two", "at least 1, or auto"), ("--timeout", "-1", "a positive number of seconds"),
+    ("--timeout", "0", "a positive number of seconds"), ("--timeout", "nan", "a positive number of seconds"),
+])
+def test_cli_refuses_bad_numbers_before_doing_anything(tmp_path, capsys, option, value, message):
+    exp = make_export(tmp_path / "exp", _dated(range(1, 4)))
+    with pytest.raises(SystemExit) as exit_:
+        main(["load", str(exp), "--store", str(tmp_path / "db"), option, value])
+    assert exit_.value.code == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "db").exists()
 
 
 def test_load_compacts_the_store_unless_told_not_to(tmp_path, capsys):
