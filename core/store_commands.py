@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-XSD_BOOLEAN = "http://www.w3.org/2001/XMLSchema#boolean"
-
 
 def _store_args(p: argparse.ArgumentParser) -> None:
     g = p.add_mutually_exclusive_group()
@@ -92,13 +90,11 @@ def _print_list() -> None:
 
 
 def run_query_cmd(args: argparse.Namespace) -> int:
-    import pyoxigraph as ox
-
     from changeprov.errors import InputError
     from changeprov.sparql.describe import render_graph
-    from changeprov.sparql.formats import render
+    from changeprov.sparql.formats import render, render_boolean
     from changeprov.sparql.queries import bind_params, get_query, load_query_file, parse_param_args, run_query
-    from changeprov.sparql.stores import Rows, query_form, refuse_service, store_from_args
+    from changeprov.sparql.stores import query_form, refuse_service, store_from_args
 
     if args.list:
         _print_list()
@@ -113,8 +109,8 @@ def run_query_cmd(args: argparse.Namespace) -> int:
         if form == "SELECT":
             rows = run_query(store, q, params, allow_service=args.allow_service)
         elif form == "ASK":
-            answer = store.ask(q.text, bind_params(store, q, params))
-            rows = Rows(["answer"], [(ox.Literal(str(answer).lower(), datatype=ox.NamedNode(XSD_BOOLEAN)),)])
+            sys.stdout.write(render_boolean(store.ask(q.text, bind_params(store, q, params)), args.format))
+            return 0
         else:  # CONSTRUCT / DESCRIBE: the graph as N-Triples
             triples = store.construct(q.text, bind_params(store, q, params))
             sys.stdout.write(render_graph(triples, "nt"))

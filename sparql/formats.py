@@ -12,6 +12,7 @@ from changeprov.mapping.vocab import XSD_STRING
 from changeprov.sparql.stores import Rows
 
 FORMATS = ("table", "csv", "tsv", "json")
+XSD_BOOLEAN = "http://www.w3.org/2001/XMLSchema#boolean"
 
 
 def term_json(term) -> dict:
@@ -67,3 +68,12 @@ def to_table(rows: Rows) -> str:
 
 def render(rows: Rows, fmt: str) -> str:
     return {"table": to_table, "csv": to_csv, "tsv": to_tsv, "json": to_json}[fmt](rows)
+
+
+def render_boolean(answer: bool, fmt: str) -> str:
+    """An ASK answer: SPARQL 1.1 Query Results JSON has a boolean form; CSV and TSV define none, so
+    those (and the table) show one ``answer`` column."""
+    if fmt == "json":
+        return json.dumps({"head": {}, "boolean": bool(answer)}, indent=2) + "\n"
+    literal = ox.Literal("true" if answer else "false", datatype=ox.NamedNode(XSD_BOOLEAN))
+    return render(Rows(["answer"], [(literal,)]), fmt)

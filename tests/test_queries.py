@@ -374,6 +374,21 @@ def test_adhoc_file_query_with_header_params(tmp_path, db, capsys):
     assert out[0] == "n" and int(out[1]) > 5
 
 
+@pytest.mark.parametrize("who, expected", [("urn:li:corpuser:bob", True), ("urn:li:corpuser:nobody", False)])
+def test_adhoc_ask_query_in_every_format(tmp_path, db, capsys, who, expected):
+    rq = tmp_path / "ask.rq"
+    rq.write_text("# param: who user required  a user\n"
+                  "PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+                  "ASK WHERE {\n#@bindings\n?e om:performedBy ?who }\n")
+    outputs = {}
+    for fmt in ("json", "csv", "tsv", "table"):
+        assert main(["query", "--file", str(rq), "--param", f"who={who}", "--store", str(db), "--format", fmt]) == 0
+        outputs[fmt] = capsys.readouterr().out
+    assert json.loads(outputs["json"]) == {"head": {}, "boolean": expected}  # SPARQL 1.1 Query Results JSON
+    assert outputs["csv"].splitlines() == ["answer", str(expected).lower()]
+    assert outputs["tsv"].splitlines()[1].startswith(f'"{str(expected).lower()}"^^')
+
+
 # ----------------------------------------------------------------------------- CLI and formats
 
 
