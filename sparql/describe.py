@@ -25,12 +25,18 @@ def describe_triples(store: TripleStore, entity: str) -> list[ox.Triple]:
 
 
 def render_graph(triples: list[ox.Triple], fmt: str) -> str:
-    from changeprov.mapping.export import to_jsonld, to_turtle
+    """``triples`` as Turtle, N-Triples or compacted JSON-LD. The JSON-LD document carries our
+    context itself, not its IRI: that IRI is not served anywhere, so any other JSON-LD processor
+    (rdflib, pyld, jsonld.js) could not expand a document that only named it."""
+    from changeprov.mapping.export import CONTEXT_IRI, bundled_context, to_jsonld, to_turtle
 
     if fmt == "turtle":
         return to_turtle(triples)
     if fmt == "jsonld":
-        return json.dumps(to_jsonld(triples), indent=2, ensure_ascii=False) + "\n"
+        doc = to_jsonld(triples)
+        if doc.get("@context") == CONTEXT_IRI:  # the same terms, so the compacted keys stay valid
+            doc["@context"] = bundled_context()["@context"]
+        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
     if fmt == "nt":
         return ox.serialize(triples, format=ox.RdfFormat.N_TRIPLES).decode("utf-8")
     raise InputError(f"unknown format {fmt!r} (one of {', '.join(DESCRIBE_FORMATS)})")
