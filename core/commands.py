@@ -39,8 +39,9 @@ def _run_vocab(args: argparse.Namespace) -> int:
 
 def _configure_map(p: argparse.ArgumentParser) -> None:
     p.add_argument("inputs", nargs="+", metavar="INPUT", help="JSONL files (optionally .gz), folders or globs")
-    p.add_argument("--out", required=True, help="N-Triples file to write (distinct triples, sorted)")
-    p.add_argument("--quarantine", required=True, help="JSONL file for the quarantined lines")
+    p.add_argument("--out", required=True,
+                   help="N-Triples file to write (distinct triples, sorted; missing folders are created)")
+    p.add_argument("--quarantine", required=True, help="JSONL file for the quarantined lines (not an input, not --out)")
     p.add_argument("--family", default="auto",
                    choices=["auto", "openmetadata", "openmetadata-legacy", "datahub-mcl", "datahub-ece",
                             "datahub-platform"])
@@ -79,7 +80,8 @@ def _configure_generate(p: argparse.ArgumentParser) -> None:
     p.add_argument("--hostile-share", type=float, default=0.01, help="share of hostile lines (0..1)")
     p.add_argument("--days", type=int, default=730,
                    help="days the events span, from 2024-01-01 (the export writes a partition per family and day)")
-    p.add_argument("--out", required=True, help="JSONL file to write (.gz compresses)")
+    p.add_argument("--out", required=True,
+                   help="JSONL file to write (.gz compresses; missing folders are created; written only if complete)")
 
 
 def _run_generate(args: argparse.Namespace) -> int:

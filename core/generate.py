@@ -36,7 +36,10 @@ import threading
 import uuid
 from hashlib import sha1 as _sha1
 from collections import deque
+from pathlib import Path
 from typing import Iterator
+
+from changeprov.mapping.inputs import replaced_on_success
 
 __all__ = ["generate", "iter_lines", "FAMILIES", "HOSTILE_KINDS", "EXPECTED_REASONS"]
 
@@ -1504,16 +1507,17 @@ def iter_lines(events: int, seed: int = 0, hostile_share: float = 0.01, *,
         yield item
 
 
-def _open_sink(path, use_gzip: bool):
-    raw = open(path, "wb")
-    if use_gzip:
-        return raw, _gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=1, mtime=0)
-    return raw, raw
+def _gzip_sink(raw):
+    return _gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=1, mtime=0)
 
 
 def generate(path, *, events: int, seed: int = 0, hostile_share: float = 0.01, days: int = DAYS,
              gzip: bool | None = None) -> dict:
     """Write ``events`` JSONL lines to ``path`` (gzip if it ends with .gz or gzip=True); return a summary.
+
+    The file appears at ``path`` only when every line is written: a failed or interrupted run leaves
+    none (``replaced_on_success``: missing parent folders are created, a folder is refused, OSError
+    is InputError).
 
     The summary: ``lines`` (all lines written), ``families`` (valid lines per family, replays excluded),
     ``hostile`` (lines per hostile kind, blank lines and replays excluded), ``blank``, ``duplicates`` and
@@ -1527,51 +1531,51 @@ def generate(path, *, events: int, seed: int = 0, hostile_share: float = 0.01, d
     q: queue.Queue = queue.Queue(maxsize=8)
     error = []
 
-    raw, sink = _open_sink(path, use_gzip)
+    with replaced_on_success(Path(path)) as raw:
+        sink = _gzip_sink(raw) if use_gzip else raw
 
-    def writer():
+        def writer():
+            try:
+                while True:
+                    chunk = q.get()
+                    if chunk is None:
+                        return
+                    sink.write(chunk)
+            except BaseException as exc:  # surfaced below, in the caller's thread
+                error.append(exc)
+                while q.get() is not None:
+                    pass
+
+        th = threading.Thread(target=writer, name="changeprov-generate-writer", daemon=True)
+        th.start()
         try:
-            while True:
-                chunk = q.get()
-                if chunk is None:
-                    return
-                sink.write(chunk)
-        except BaseException as exc:  # pragma: no cover - surfaced below
-            error.append(exc)
-            while q.get() is not None:
-                pass
-
-    th = threading.Thread(target=writer, name="changeprov-generate-writer", daemon=True)
-    th.start()
-    try:
-        buf = []
-        for kind, line in iter_lines(events, seed, hostile_share, days=days):
-            lines += 1
-            if kind in families:
-                families[kind] += 1
-            elif kind == "blank":
-                blank += 1
-            elif kind == "duplicate":
-                dup += 1
-            else:
-                hostile[kind] += 1
-            buf.append(line)
-            if len(buf) >= 2048:
+            buf = []
+            for kind, line in iter_lines(events, seed, hostile_share, days=days):
+                lines += 1
+                if kind in families:
+                    families[kind] += 1
+                elif kind == "blank":
+                    blank += 1
+                elif kind == "duplicate":
+                    dup += 1
+                else:
+                    hostile[kind] += 1
+                buf.append(line)
+                if len(buf) >= 2048:
+                    buf.append("")
+                    q.put("\n".join(buf).encode("utf-8"))
+                    buf = []
+                    if error:
+                        break
+            if buf:
                 buf.append("")
                 q.put("\n".join(buf).encode("utf-8"))
-                buf = []
-                if error:
-                    break
-        if buf:
-            buf.append("")
-            q.put("\n".join(buf).encode("utf-8"))
-    finally:
-        q.put(None)
-        th.join()
+        finally:
+            q.put(None)
+            th.join()
+        if error:  # raised inside the block, so that the partial file is removed
+            raise error[0]
         if sink is not raw:
             sink.close()
-        raw.close()
-    if error:
-        raise error[0]
     return {"path": str(path), "lines": lines, "seed": seed, "gzip": use_gzip, "families": families,
             "hostile": hostile, "blank": blank, "duplicates": dup, "unique_events": sum(families.values())}

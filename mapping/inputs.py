@@ -1,12 +1,16 @@
-"""Finding and reading input lines: files, folders and globs of JSONL, optionally gzip-compressed."""
+"""Input and output files: finding and reading JSONL inputs (files, folders, globs, optionally gzip),
+and writing outputs so that a failed or interrupted run leaves no partial file at the target."""
 
 from __future__ import annotations
 
 import glob
 import gzip
 import os
+import stat
+import uuid
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import BinaryIO, Iterable, Iterator, Sequence
 
 from changeprov.errors import InputError
 
@@ -49,3 +53,63 @@ def display_name(path: Path) -> str:
         return os.path.relpath(path)
     except ValueError:
         return str(path)
+
+
+def check_outputs(outputs: Sequence[Path], inputs: Sequence[Path] = ()) -> None:
+    """Refuse, before any work is done, an output that is one of the inputs or the same file as
+    another output (symlinks, hard links and relative paths included). Devices and pipes are not
+    files that can be destroyed: ``--out /dev/null --quarantine /dev/null`` is allowed."""
+    input_ids = {_file_id(p) for p in inputs}
+    seen: dict[object, Path] = {}
+    for out in outputs:
+        if out.exists() and not out.is_file() and not out.is_dir():
+            continue
+        key = _file_id(out) if out.exists() else os.path.realpath(out)
+        if key in input_ids:
+            raise InputError(f"{out}: is one of the inputs; writing it would destroy the input")
+        if key in seen:
+            raise InputError(f"two outputs are the same file ({seen[key]}, {out}); each needs its own")
+        seen[key] = out
+
+
+def _file_id(path: Path) -> tuple[int, int]:
+    st = os.stat(path)
+    return st.st_dev, st.st_ino
+
+
+@contextmanager
+def replaced_on_success(target: Path) -> Iterator[BinaryIO]:
+    """A binary file to write that becomes ``target`` only when the block ends without an error.
+
+    It is a hidden temporary file beside the target (missing parent folders are created, as
+    ``mkdir -p`` does), opened on entry, so that an unwritable location fails before the work, not
+    after it. On any error, KeyboardInterrupt included, it is removed and the target is untouched.
+    A target that exists and is not a regular file (``/dev/null``, a named pipe) is written directly:
+    it cannot be replaced, and must not be. OSError becomes InputError naming the path."""
+    real = Path(os.path.realpath(target))  # a symlinked target: replace the file it points to
+    tmp = real.with_name(f".{real.name}.{uuid.uuid4().hex[:12]}.tmp")
+    if real.is_dir():
+        raise InputError(f"{target}: is a folder; name a file to write")
+    created = False
+    try:
+        if real.exists() and not stat.S_ISREG(real.stat().st_mode):
+            with real.open("wb") as fh:
+                yield fh
+            return
+        try:
+            real.parent.mkdir(parents=True, exist_ok=True)
+        except FileExistsError as exc:  # a file where a folder must be: mkdir's message misleads
+            raise InputError(f"cannot write {target}: {exc.filename} is a file, not a folder") from None
+        # os.open with 0o666 gives the file the permissions the umask allows (mkstemp: always 0600)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        created = True
+        with os.fdopen(fd, "wb") as fh:
+            yield fh
+        os.replace(tmp, real)
+    except BaseException as exc:
+        if created:
+            tmp.unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            where = "" if exc.filename in (None, str(tmp), str(real), str(target)) else f"{exc.filename}: "
+            raise InputError(f"cannot write {target}: {where}{exc.strerror or exc}") from None
+        raise

@@ -1,8 +1,8 @@
 """The reference mapper: one line in, triples or one quarantine record out. Stateless and pure.
 
 >>> r = map_line(b'{"eventType": "entityCreated", "entityType": "table", "entityId": "t1", "timestamp": 0}')
->>> r.family, len(r.triples) > 0, r.quarantine
-('openmetadata', True, None)
+>>> r.family, len(r.triples) > 0, r.quarantine, r.day
+('openmetadata', True, None, '1970-01-01')
 >>> map_line(b'{"eventType": "nope", "entityType": "table", "entityId": "t1", "timestamp": 0}').quarantine.reason
 'UNKNOWN_EVENT_TYPE'
 """
@@ -18,7 +18,7 @@ from changeprov.mapping.datahub import map_ece, map_mcl, map_platform
 from changeprov.mapping.decode import Quarantine, Rejected, decode_line
 from changeprov.mapping.emit import Graph
 from changeprov.mapping.openmetadata import map_openmetadata
-from changeprov.mapping.vocab import rules
+from changeprov.mapping.vocab import om, rules
 
 MAPPERS: dict[str, Callable[[dict], Graph]] = {
     "openmetadata": map_openmetadata,
@@ -28,6 +28,7 @@ MAPPERS: dict[str, Callable[[dict], Graph]] = {
     "datahub-platform": map_platform,
 }
 FAMILIES = tuple(rules()["detectOrder"])
+TIMESTAMP = om("timestamp")
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,15 @@ class Result:
     @property
     def blank(self) -> bool:
         return self.family is None and self.quarantine is None
+
+    @property
+    def day(self) -> str | None:
+        """The UTC day (YYYY-MM-DD) of the line's event, the export's date partition: the date part of
+        the ChangeEvent's om:timestamp (every mapped line has exactly one, always in UTC)."""
+        for t in self.triples:
+            if t.predicate == TIMESTAMP:
+                return t.object.value[:10]
+        return None
 
 
 def detect_family(obj: dict) -> str | None:

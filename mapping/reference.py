@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import heapq
+import os
 import tempfile
 from collections import Counter
 from contextlib import ExitStack
@@ -12,7 +13,7 @@ from typing import Iterable, Iterator
 
 from pyoxigraph import RdfFormat, Triple, serialize
 
-from changeprov.mapping.inputs import display_name, expand_inputs, read_lines
+from changeprov.mapping.inputs import check_outputs, display_name, expand_inputs, read_lines, replaced_on_success
 from changeprov.mapping.mapper import Result, map_line
 from changeprov.mapping.vocab import RDF_TYPE, om
 
@@ -27,7 +28,7 @@ class Counts:
     blank: int = 0
     mapped: int = 0
     quarantined: Counter = field(default_factory=Counter)
-    triples: Counter = field(default_factory=Counter)  # by source family
+    triples: Counter = field(default_factory=Counter)  # distinct triples by attributed family (map_to_files)
     events: int = 0  # distinct event IRIs
 
     @property
@@ -46,96 +47,111 @@ class Counts:
 
 def map_inputs(inputs: Iterable[str], *, family: str = "auto") -> Iterator[tuple[str, int, Result]]:
     """(source file, line number, result) for every line of every input."""
-    for path in expand_inputs(inputs):
-        source = display_name(path)
-        for number, raw in read_lines(path):
-            yield source, number, map_line(raw, source=source, line=number, family=family)
+    for source, number, raw in _lines(expand_inputs(inputs)):
+        yield source, number, map_line(raw, source=source, line=number, family=family)
 
 
 #: lines per sorted run of the reference mapper's external sort (~200 MB)
 RUN_LINES = 1_000_000
+
+#: the line that types an event: counted once per distinct event, as the export counts them
+_EVENT_LINE_END = f" <{RDF_TYPE.value}> <{CHANGE_EVENT.value}> .\n".encode()
 
 
 def map_to_files(inputs: Iterable[str], out: Path, quarantine: Path, *, family: str = "auto",
                  run_lines: int = RUN_LINES) -> Counts:
     """Write the distinct triples of all inputs to ``out`` (N-Triples, sorted) and bad lines to ``quarantine``.
 
-    Memory stays bounded: each family's N-Triples lines are sorted in runs of ``run_lines`` written to
-    temporary files next to ``out``, then merged (the external sort a log of any size needs; holding
-    every triple as a term object took 7.7 GiB for 100k events)."""
+    Each distinct triple is written once and counted for one family, by the export's rule
+    (spark/job.py): the family of the earliest (UTC day, family by name) where it occurs; so
+    ``triples`` is the number of lines of ``out`` and ``triples_by_source`` equals the export's.
+    Outputs that are inputs, or one file twice, are refused before anything is written; both files
+    appear only when the whole run succeeds.
+
+    Memory stays bounded: N-Triples lines are sorted in runs of ``run_lines`` written to temporary
+    files next to ``out``, then merged (the external sort a log of any size needs; holding every
+    triple as a term object took 7.7 GiB for 100k events)."""
+    files = expand_inputs(inputs)
+    check_outputs([out, quarantine], files)
     counts = Counts()
-    runs: dict[str, _SortedRuns] = {}
-    events: set[str] = set()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    quarantine.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".changeprov-map-", dir=out.parent) as tmp, \
-            quarantine.open("w", encoding="utf-8") as qf:
-        for _source, _line, result in map_inputs(inputs, family=family):
+    real = Path(os.path.realpath(out))
+    beside = real.parent if real.is_file() or not real.exists() else None  # --out /dev/null: the system's
+    # an OSError writing the runs is reported as one writing ``out``, naming the run file
+    with replaced_on_success(quarantine) as qf, replaced_on_success(out) as of, \
+            tempfile.TemporaryDirectory(prefix=".changeprov-map-", dir=beside) as tmp:
+        runs = _SortedRuns(Path(tmp) / "run", run_lines)
+        for source, number, raw in _lines(files):
+            result = map_line(raw, source=source, line=number, family=family)
             counts.lines_read += 1
             if result.blank:
                 counts.blank += 1
             elif result.quarantine is not None:
                 counts.quarantined[result.quarantine.reason] += 1
-                qf.write(result.quarantine.to_json() + "\n")
+                qf.write((result.quarantine.to_json() + "\n").encode("utf-8"))
             else:
                 counts.mapped += 1
-                if result.family not in runs:
-                    runs[result.family] = _SortedRuns(Path(tmp) / f"run-{len(runs)}", run_lines)
-                    counts.triples[result.family] = 0
-                runs[result.family].add(serialize(result.triples, format=RdfFormat.N_TRIPLES) or b"")
-                events.update(t.subject.value for t in result.triples
-                              if t.predicate == RDF_TYPE and t.object == CHANGE_EVENT)
-        counted = {fam: _counted(r.unique(), counts.triples, fam) for fam, r in sorted(runs.items())}
-        tmp_out = out.with_name(out.name + ".tmp")
-        with tmp_out.open("wb") as f:
-            f.writelines(_merged_unique(counted.values()))  # a triple of several families once
-        tmp_out.replace(out)
-    counts.events = len(events)
+                runs.add(serialize(result.triples, format=RdfFormat.N_TRIPLES) or b"",
+                         f"{result.day}{result.family}")
+        for line, tag in runs.unique():
+            counts.triples[tag[10:]] += 1  # tag: YYYY-MM-DD + family
+            counts.events += line.endswith(_EVENT_LINE_END)
+            of.write(line)
     return counts
 
 
+def _lines(files: Iterable[Path]) -> Iterator[tuple[str, int, bytes]]:
+    for path in files:
+        source = display_name(path)
+        for number, raw in read_lines(path):
+            yield source, number, raw
+
+
 class _SortedRuns:
-    """N-Triples lines collected in sorted, deduplicated runs on disk; ``unique()`` merges them."""
+    """N-Triples lines, each with the least tag (``YYYY-MM-DD`` + family: the export's partition
+    order) it was added with, collected in sorted runs on disk; ``unique()`` merges them."""
 
     def __init__(self, prefix: Path, run_lines: int) -> None:
         self.prefix, self.run_lines = prefix, run_lines
-        self.lines: list[bytes] = []
+        self.lines: dict[bytes, str] = {}
         self.files: list[Path] = []
 
-    def add(self, data: bytes) -> None:
-        self.lines += data.splitlines(keepends=True)
+    def add(self, data: bytes, tag: str) -> None:
+        new = dict.fromkeys(data.splitlines(keepends=True), tag)
+        for line in new.keys() & self.lines.keys():  # set operations in C: most lines are new
+            new[line] = min(tag, self.lines[line])
+        self.lines.update(new)
         if len(self.lines) >= self.run_lines:
             self._spill()
 
     def _spill(self) -> None:
+        # two lines a record: the N-Triples line (it holds no raw newline), then its tag
         path = self.prefix.with_name(f"{self.prefix.name}-{len(self.files):05d}.nt")
-        path.write_bytes(b"".join(sorted(set(self.lines))))
+        with path.open("wb") as fh:  # written record by record: one joined copy doubled the peak memory
+            for line in sorted(self.lines):
+                fh.write(line)
+                fh.write(self.lines[line].encode() + b"\n")
         self.files.append(path)
-        self.lines = []
+        self.lines = {}
 
-    def unique(self) -> Iterator[bytes]:
+    def unique(self) -> Iterator[tuple[bytes, str]]:
+        """(line, least tag) for every distinct line, in line order."""
         if self.files and self.lines:
             self._spill()
         if not self.files:
-            yield from sorted(set(self.lines))
+            yield from sorted(self.lines.items())
             return
         with ExitStack() as stack:
-            yield from _merged_unique([stack.enter_context(p.open("rb")) for p in self.files])
+            streams = [_records(stack.enter_context(p.open("rb"))) for p in self.files]
+            previous = None
+            for line, tag in heapq.merge(*streams):  # a line's first record has its least tag
+                if line != previous:
+                    yield line, tag
+                    previous = line
 
 
-def _merged_unique(sorted_streams: Iterable[Iterable[bytes]]) -> Iterator[bytes]:
-    """The lines of sorted streams, merged in order, each distinct line once."""
-    previous = None
-    for line in heapq.merge(*sorted_streams):
-        if line != previous:
-            yield line
-            previous = line
-
-
-def _counted(lines: Iterator[bytes], counter: Counter, key: str) -> Iterator[bytes]:
-    for line in lines:
-        counter[key] += 1
-        yield line
+def _records(fh) -> Iterator[tuple[bytes, str]]:
+    for line, tag in zip(fh, fh):
+        yield line, tag[:-1].decode()
 
 
 def ntriples(triples: Iterable[Triple]) -> bytes:

@@ -1,0 +1,252 @@
+"""`changeprov map` (and the output files it shares with `generate`): outputs never destroy inputs,
+bad output paths are one-line errors before the work, interrupted runs leave no file, and the
+counts printed are the lines written, attributed to families as the Spark export does."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import threading
+from pathlib import Path
+
+import pytest
+from pyoxigraph import RdfFormat, serialize
+
+import changeprov.generate as generate_module
+import changeprov.mapping.reference as reference
+from changeprov.cli import main
+from changeprov.errors import InputError
+from changeprov.generate import generate
+from changeprov.mapping.mapper import map_line
+from changeprov.mapping.reference import map_to_files
+
+DAY = 86_400_000
+URN = "urn:li:dataset:(urn:li:dataPlatform:hive,t,PROD)"
+
+
+def ece_line(ms: int) -> str:
+    return json.dumps({"entityType": "dataset", "entityUrn": URN, "category": "LIFECYCLE", "operation": "CREATE",
+                       "auditStamp": {"time": ms, "actor": "urn:li:corpuser:ann"}, "version": 0})
+
+
+def mcl_line(ms: int) -> str:
+    return json.dumps({"entityType": "dataset", "entityUrn": URN, "changeType": "UPSERT", "aspectName": "status",
+                       "aspect": {"value": '{"removed":false}', "contentType": "application/json"},
+                       "systemMetadata": {"lastObserved": ms}, "created": {"time": ms, "actor": "urn:li:corpuser:ann"}})
+
+
+@pytest.fixture
+def log(tmp_path) -> Path:
+    path = tmp_path / "events.jsonl"
+    path.write_text(ece_line(2 * DAY) + "\n" + mcl_line(DAY) + "\n[1]\n")
+    return path
+
+
+def files_in(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def run_map(log: Path, out, quarantine) -> int:
+    return main(["map", str(log), "--out", str(out), "--quarantine", str(quarantine)])
+
+
+# ---------------------------------------------------------------- outputs that are inputs
+
+
+@pytest.mark.parametrize("out, quarantine", [
+    ("events.jsonl", "q.jsonl"),                    # the input replaced by N-Triples
+    ("o.nt", "events.jsonl"),                       # the input truncated to the quarantine
+    ("o.nt", "sub/../events.jsonl"),                # the same file by a relative detour
+    ("link.jsonl", "q.jsonl"),                      # through a symbolic link
+    ("hard.jsonl", "q.jsonl"),                      # a hard link
+    ("same.nt", "./same.nt"),                       # one file for both outputs
+])
+def test_map_refuses_outputs_that_are_inputs_or_each_other(log, tmp_path, monkeypatch, capsys, out, quarantine):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "link.jsonl").symlink_to("events.jsonl")
+    os.link(log, tmp_path / "hard.jsonl")
+    before = files_in(tmp_path)
+    assert run_map(Path("events.jsonl"), out, quarantine) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err and "error:" in err
+    assert files_in(tmp_path) == before, "nothing written, nothing destroyed"
+
+
+# ---------------------------------------------------------------- bad output locations (map and generate)
+
+
+def run_generate(out) -> int:
+    return main(["generate", "--events", "20", "--out", str(out)])
+
+
+RUNS = {  # command → how to run it with one output at ``target`` (the others fine)
+    "generate": lambda log, tmp, target: run_generate(target),
+    "map --out": lambda log, tmp, target: run_map(log, target, tmp / "q.jsonl"),
+    "map --quarantine": lambda log, tmp, target: run_map(log, tmp / "o.nt", target),
+}
+
+
+@pytest.mark.parametrize("command", list(RUNS))
+@pytest.mark.parametrize("where, message", [
+    ("a-folder", "is a folder"),
+    ("a-file/x", "a-file is a file, not a folder"),
+    ("/proc/changeprov-test/x", "cannot write /proc/changeprov-test/x"),  # a location nobody can write
+])
+def test_bad_output_locations_are_one_line_errors_before_the_work(log, tmp_path, monkeypatch, capsys,
+                                                                  command, where, message):
+    if where.startswith("/proc") and not Path("/proc/self").exists():
+        pytest.skip("no /proc on this system")
+    (tmp_path / "a-folder").mkdir()
+    (tmp_path / "a-file").write_text("keep")
+    target = tmp_path / where
+    work = []
+    monkeypatch.setattr(reference, "map_line", lambda *a, **k: work.append(1) or map_line(*a, **k))
+    monkeypatch.setattr(generate_module, "iter_lines", lambda *a, **k: work.append(1) or iter([]))
+    before = files_in(tmp_path)
+    assert RUNS[command](log, tmp_path, target) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err and message in err and str(target) in err
+    assert work == [], "the error comes before any line is mapped or generated"
+    assert files_in(tmp_path) == before, "no output, no stray temporary file"
+
+
+@pytest.mark.parametrize("command", ["generate", "map"])
+def test_missing_parent_folders_are_created_by_both_commands(log, tmp_path, command):
+    out = tmp_path / "new" / "deeper" / ("events.jsonl" if command == "generate" else "o.nt")
+    rc = run_generate(out) if command == "generate" else run_map(log, out, tmp_path / "new2" / "q.jsonl")
+    assert rc == 0 and out.stat().st_size > 0
+    assert command == "generate" or (tmp_path / "new2" / "q.jsonl").read_text().startswith('{"reason"')
+
+
+def test_an_output_that_is_a_pipe_is_written_not_replaced(log, tmp_path):
+    # `--quarantine /dev/null` or a named pipe: renaming a temporary file over it would replace it
+    pipe = tmp_path / "q.pipe"
+    os.mkfifo(pipe)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(pipe.read_bytes()), daemon=True)
+    reader.start()
+    try:
+        assert run_map(log, tmp_path / "o.nt", pipe) == 0
+    finally:
+        if reader.is_alive() and stat.S_ISFIFO(os.lstat(pipe).st_mode):  # never written: let the reader go
+            with open(pipe, "wb"):
+                pass
+        reader.join(timeout=10)
+    assert stat.S_ISFIFO(os.lstat(pipe).st_mode)
+    assert json.loads(got[0])["raw"] == "[1]"
+
+
+# ---------------------------------------------------------------- failed and interrupted runs
+
+
+def interrupt_after(n: int, inner):
+    """``inner`` that raises KeyboardInterrupt (Ctrl-C) on its call n + 1."""
+    calls = []
+
+    def wrapped(*args, **kwargs):
+        calls.append(1)
+        if len(calls) > n:
+            raise KeyboardInterrupt
+        return inner(*args, **kwargs)
+    return wrapped
+
+
+def interrupted_after(n: int, lines):
+    """The generator ``lines``, interrupted after n items (past the writer's first chunks)."""
+    def wrapped(*args, **kwargs):
+        for i, item in enumerate(lines(*args, **kwargs)):
+            if i == n:
+                raise KeyboardInterrupt
+            yield item
+    return wrapped
+
+
+@pytest.mark.parametrize("command", ["generate", "map"])
+@pytest.mark.parametrize("existing", [False, True])
+def test_an_interrupted_run_leaves_no_file_and_keeps_the_old_one(log, tmp_path, monkeypatch, capsys,
+                                                                 command, existing):
+    out, quarantine = tmp_path / "out" / "events.jsonl.gz", tmp_path / "out" / "q.jsonl"
+    if existing:
+        out.parent.mkdir()
+        out.write_bytes(b"old")
+        quarantine.write_bytes(b"old q")
+    if command == "generate":
+        monkeypatch.setattr(generate_module, "iter_lines", interrupted_after(5000, generate_module.iter_lines))
+        rc = main(["generate", "--events", "10000", "--out", str(out)])
+    else:
+        monkeypatch.setattr(reference, "map_line", interrupt_after(2, map_line))
+        rc = run_map(log, out, quarantine)
+    assert rc == 2 and "interrupted" in capsys.readouterr().err
+    left = files_in(tmp_path / "out") if (tmp_path / "out").exists() else {}
+    assert left == ({"events.jsonl.gz": b"old", "q.jsonl": b"old q"} if existing else {})
+
+
+def test_generate_failing_while_writing_leaves_no_file(tmp_path, monkeypatch):
+    def disk_full(_raw):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(generate_module, "_gzip_sink", disk_full)
+    with pytest.raises(InputError, match="cannot write .*events.jsonl.gz: No space left"):
+        generate(tmp_path / "events.jsonl.gz", events=10)
+    assert list(tmp_path.iterdir()) == []
+
+
+# ---------------------------------------------------------------- what the counts count
+
+
+def nt_lines(raw: str) -> set[bytes]:
+    return set(serialize(map_line(raw.encode()).triples, format=RdfFormat.N_TRIPLES).splitlines(keepends=True))
+
+
+@pytest.mark.parametrize("run_lines", [5, reference.RUN_LINES])  # sorted runs on disk, or one in memory
+@pytest.mark.parametrize("ece_ms, mcl_ms, owner", [
+    (2 * DAY, DAY, "datahub-mcl"),                          # earliest day wins
+    (DAY, 2 * DAY, "datahub-ece"),
+    (2 * DAY - 1000, DAY, "datahub-ece"),                   # the same UTC day: the family first by name,
+])                                                          # although the datahub-mcl event came first
+def test_shared_triples_count_once_for_the_earliest_day_and_family(tmp_path, ece_ms, mcl_ms, owner, run_lines):
+    # the export's rule (spark/job.py): a triple goes to the least (UTC date, family by name) it occurs in
+    src = tmp_path / "in.jsonl"
+    src.write_text(mcl_line(mcl_ms) + "\n" + ece_line(ece_ms) + "\n")
+    counts = map_to_files([str(src)], tmp_path / "o.nt", tmp_path / "q.jsonl", run_lines=run_lines).as_dict()
+    ece, mcl = nt_lines(ece_line(ece_ms)), nt_lines(mcl_line(mcl_ms))
+    shared = ece & mcl
+    assert len(shared) >= 4
+    written = (tmp_path / "o.nt").read_bytes().splitlines(keepends=True)
+    assert counts["triples"] == len(written) == len(ece | mcl)
+    own = {"datahub-ece": len(ece - mcl), "datahub-mcl": len(mcl - ece)}
+    own[owner] += len(shared)
+    assert counts["triples_by_source"] == own
+    assert counts["distinct_events"] == 2
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_the_printed_total_is_the_number_of_lines_written(tmp_path, capsys, fmt):
+    src = tmp_path / "events.jsonl"
+    generate(src, events=400, seed=2, days=2)
+    assert main(["map", str(src), "--out", str(tmp_path / "o.nt"), "--quarantine", str(tmp_path / "q.jsonl"),
+                 "--format", fmt]) == 0
+    printed = capsys.readouterr().out
+    if fmt == "json":
+        counts = json.loads(printed)
+        total, by_family = counts["triples"], list(counts["triples_by_source"].values())
+    else:  # "  triples written   3,449" then one indented row per family
+        rows = printed.splitlines()
+        at = next(i for i, row in enumerate(rows) if row.split()[:2] == ["triples", "written"])
+        total, by_family = int(rows[at].split()[-1].replace(",", "")), [
+            int(row.split()[-1].replace(",", "")) for row in rows[at + 1:]]
+    lines = (tmp_path / "o.nt").read_bytes().splitlines()
+    assert len(set(lines)) == len(lines) == total == sum(by_family) and len(by_family) == 4
+
+
+@pytest.mark.spark
+def test_map_counts_equal_the_export_counts(spark, tmp_path):
+    from changeprov.spark.job import export, resolve_inputs
+
+    src = tmp_path / "events.jsonl"
+    generate(src, events=300, seed=4, days=2)
+    ref = map_to_files([str(src)], tmp_path / "o.nt", tmp_path / "q.jsonl").as_dict()
+    got = export(spark, resolve_inputs([str(src)]), str(tmp_path / "out")).counts
+    keys = ("triples", "triples_by_source", "distinct_events", "lines_read", "quarantined_by_reason")
+    assert {k: got[k] for k in keys} == {k: ref[k] for k in keys}
