@@ -131,6 +131,7 @@ def _run_export(args: argparse.Namespace) -> int:
         conf.setdefault("spark.ui.showConsoleProgress", "true")
     inputs = resolve_inputs(args.inputs)
     conf = {**evaluation_conf(inputs), **conf}
+    _check_local_out(args.out)
 
     def progress(msg: str) -> None:
         print(f"[export] {msg}", file=sys.stderr, flush=True)
@@ -144,6 +145,22 @@ def _run_export(args: argparse.Namespace) -> int:
     else:
         print_counts(result.counts, title=f"export {result.run_id}: {args.out}")
     return 0 if result.counts["balanced"] else 2
+
+
+def _check_local_out(out: str) -> None:
+    """A local --out that is a file (or under one) fails only after Spark started and mapped; say so now."""
+    from pathlib import Path
+
+    from changeprov.errors import InputError
+
+    if "://" in out and not out.startswith("file://"):
+        return  # another file system: Hadoop's business
+    path = Path(out.removeprefix("file://"))
+    for where in (path, *path.parents):
+        if where.exists():
+            if not where.is_dir():
+                raise InputError(f"--out {out}: {where} is a file, not a folder")
+            return
 
 
 def _configure_demo(p: argparse.ArgumentParser) -> None:

@@ -31,6 +31,21 @@ def test_bad_input_is_exit_2_with_a_message_not_a_traceback(tmp_path, capsys):
     assert "missing.jsonl" in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize("out", ["events.nt", "events.nt/sub", "file://{tmp}/events.nt"])
+def test_export_to_a_file_fails_before_spark_starts(tmp_path, capsys, monkeypatch, out):
+    import changeprov.spark.session as session
+
+    def no_spark(**_kwargs):
+        raise AssertionError("Spark started")
+
+    monkeypatch.setattr(session, "get_session", no_spark)
+    (tmp_path / "events.nt").write_text("x\n")
+    (tmp_path / "in.jsonl").write_text("\n")
+    target = out.format(tmp=tmp_path) if "://" in out else str(tmp_path / out)
+    assert main(["export", str(tmp_path / "in.jsonl"), "--out", target]) == 2
+    assert "events.nt is a file, not a folder" in capsys.readouterr().err
+
+
 def test_missing_java_is_one_line_saying_what_to_install(tmp_path):
     env = {"PATH": str(tmp_path), "JAVA_HOME": str(tmp_path / "no-java")}
     proc = subprocess.run([sys.executable, "-m", "changeprov.javacheck"], env=env, capture_output=True, text=True)
