@@ -169,6 +169,15 @@ def decode(lines: DataFrame) -> DataFrame:
     few lines the cheap ones cannot clear (see ``schema_suspicious``)."""
     value = F.col("value")
     bytes_ = F.octet_length(value)
+    starts_with_bom = value.startswith("\ufeff")
+    blank_line = ~value.rlike(f"[^{WS}]")  # found at once on a real line
+    if "bom" in lines.columns:
+        # line 1 of a file that starts with a BOM, which Hadoop's line reader strips (see
+        # job.read_lines): the reference sees the three bytes, so they count and it is never blank
+        bom = F.col("bom")
+        bytes_ = bytes_ + F.when(bom, 3).otherwise(0)
+        starts_with_bom = bom | starts_with_bom
+        blank_line = blank_line & ~bom
     parsed, fast, schema = F.col("v"), F.col("_fast"), F.col("_schema")
     deep_guard, double_guard = schema_suspicious(schema)
     brackets = F.octet_length(value) - F.octet_length(F.replace(F.replace(value, F.lit("["), F.lit("")),
@@ -176,7 +185,7 @@ def decode(lines: DataFrame) -> DataFrame:
     check = (
         F.when(bytes_ > MAX_BYTES, reject("TOO_LARGE", F.format_string(
             f"line of %d bytes exceeds the limit of {MAX_BYTES} bytes", bytes_)))
-        .when(value.startswith("\ufeff"), reject("BAD_ENCODING", "UTF-8 byte order mark at the start of the line"))
+        .when(starts_with_bom, reject("BAD_ENCODING", "UTF-8 byte order mark at the start of the line"))
         .when(value.contains("\u0000"), reject("BAD_ENCODING", "NUL byte (UTF-16/32 text?)"))
         .when(~F.is_valid_utf8(value), reject("BAD_ENCODING", "invalid UTF-8"))
         .when(F.when(fast, deep_guard).otherwise(brackets > MAX_DEPTH) & (max_depth(value) > MAX_DEPTH),
@@ -195,7 +204,7 @@ def decode(lines: DataFrame) -> DataFrame:
     )
     blank = F.col("blank")
     return (lines
-            .withColumn("blank", ~value.rlike(f"[^{WS}]"))  # found at once on a real line
+            .withColumn("blank", blank_line)
             .withColumn("_w", F.when(~blank, wrapped_parse(value)))
             .withColumn("_fast", F.coalesce(wrap_ok(F.col("_w"), value), F.lit(False)))
             # the slow path parses the line alone: what the exact checks below need

@@ -18,6 +18,7 @@ import datetime as _dt
 import json
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -54,13 +55,113 @@ class ExportResult:
 # ---------------------------------------------------------------- the data path (DataFrame → DataFrame)
 
 
-def read_lines(spark: SparkSession, inputs: Sequence[str]) -> DataFrame:
-    """Raw lines with their file, split start and a per-partition running id (for line numbers)."""
-    return (spark.read.option("lineSep", "\n").option("recursiveFileLookup", "true").text(list(inputs))
+def _scan(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
+    if not paths:
+        return spark.createDataFrame([], "value string, file string, block long, mono long")
+    return (spark.read.option("lineSep", "\n").option("recursiveFileLookup", "true").text(list(paths))
             .select("value",
                     F.col("_metadata.file_path").alias("file"),
                     F.col("_metadata.file_block_start").alias("block"),
                     F.monotonically_increasing_id().alias("mono")))
+
+
+def read_lines(spark: SparkSession, inputs: Sequence[str], bom_files: Sequence[str] = ()) -> DataFrame:
+    """Raw lines with their file, split start and a per-partition running id (for line numbers).
+
+    ``bom_files`` (see ``find_boms``) start with a UTF-8 byte order mark, which Hadoop's line reader
+    strips from line 1 of every file, compressed or not: Spark never sees it, and the reference
+    quarantines that line. They are read as a scan of their own, with a column ``bom`` true on
+    their line 1: the row of split 0 with the smallest running id, found by a small aggregation
+    over that same scan (broadcast; it reads those files once more, and nothing else). With no
+    such file the plan is the plain scan, without a ``bom`` column: inputs without a BOM pay nothing.
+    """
+    plain = _scan(spark, inputs)
+    if not bom_files:
+        return plain
+    marked = _scan(spark, bom_files)
+    # No filter before the aggregation: a filter on the scan could be pushed into it and change
+    # its splits, and with them the running ids the two branches must agree on.
+    firsts = marked.groupBy("file").agg(F.min(F.when(F.col("block") == 0, F.col("mono"))).alias("_line1"))
+    marked = (marked.join(F.broadcast(firsts), "file", "left")
+              .select("value", "file", "block", "mono",
+                      F.coalesce((F.col("block") == 0) & (F.col("mono") == F.col("_line1")), F.lit(False))
+                      .alias("bom")))
+    if not inputs:
+        return marked
+    # the running ids of the two scans overlap; every use of them is per (file, split), as is every key
+    return plain.withColumn("bom", F.lit(False)).unionByName(marked)
+
+
+BOM = b"\xef\xbb\xbf"
+BOM_DETAIL = "UTF-8 byte order mark at the start of the line"  # mapping.decode.decode_line's
+
+
+def _first_bytes(spark: SparkSession, path: str) -> bytes:
+    """The first 4 bytes of a file as Spark's line reader sees it (decompressed by Hadoop's codec for
+    its suffix: .gz and others). Local files are read directly; other paths through Hadoop."""
+    if path.startswith("file:"):
+        import gzip
+        from urllib.parse import urlparse
+        from urllib.request import url2pathname
+
+        local = url2pathname(urlparse(path).path)
+        try:
+            with (gzip.open if local.endswith(".gz") else open)(local, "rb") as fh:
+                return fh.read(4)
+        except (OSError, EOFError):
+            return b""  # unreadable: Spark's read reports it
+    jvm = spark._jvm
+    conf = spark._jsc.hadoopConfiguration()
+    hpath = jvm.org.apache.hadoop.fs.Path(path)
+    stream = hpath.getFileSystem(conf).open(hpath)
+    try:
+        codec = jvm.org.apache.hadoop.io.compress.CompressionCodecFactory(conf).getCodec(hpath)
+        if codec is not None:
+            stream = codec.createInputStream(stream)
+        out = []
+        for _ in range(4):
+            b = stream.read()
+            if b < 0:
+                break
+            out.append(b)
+        return bytes(out)
+    finally:
+        stream.close()
+
+
+@dataclass
+class Inputs:
+    """What the export reads: ``plain`` paths as given, ``bom`` files whose line 1 starts with a
+    byte order mark, ``bom_only`` files of nothing but one (Spark reads no line from those)."""
+    plain: list[str]
+    bom: list[str] = field(default_factory=list)
+    bom_only: list[str] = field(default_factory=list)
+
+
+def find_boms(spark: SparkSession, inputs: Sequence[str]) -> Inputs:
+    """Split the inputs by their first bytes: one small read per input file, on the driver.
+
+    Local inputs are files already (resolve_inputs); a remote folder or glob is listed through
+    Spark's own file listing and passed on as it is when none of its files starts with a BOM."""
+    plain: list[str] = []
+    found = Inputs(plain)
+    for item in inputs:
+        if item.startswith("file:"):
+            files = [item]
+        else:  # hdfs://, s3a://, …: the files Spark's reader would list
+            files = list(spark.read.option("recursiveFileLookup", "true").text(item).inputFiles())
+        marked = []
+        with ThreadPoolExecutor(16) as pool:  # remote: one small ranged read per file, 16 at a time
+            heads = list(pool.map(lambda f: _first_bytes(spark, f), files))
+        for f, head in zip(files, heads):
+            if head.startswith(BOM):
+                marked.append(f)
+                (found.bom_only if head == BOM else found.bom).append(f)
+        if not marked:
+            plain.append(item)
+        else:
+            plain.extend(f for f in files if f not in marked)
+    return found
 
 
 def force_family(family: str) -> Callable[[DataFrame], DataFrame]:
@@ -103,11 +204,14 @@ def output_rows(mapped: DataFrame) -> DataFrame:
                         (part if part is not None else F.lit(None).cast("long")).alias("part"))
 
     part = F.col("_part")
+    # line 1 of a file with a BOM: the reference's raw text has the BOM Hadoop stripped (read_lines)
+    raw = (F.when(F.col("bom"), F.concat(F.lit("\ufeff"), F.col("value"))).otherwise(F.col("value"))
+           if "bom" in mapped.columns else F.col("value"))
     triples = F.transform(F.coalesce(F.col("triples"), F.array().cast("array<string>")),
                           lambda t: r("t", t, part))
     quarantine = F.when(F.col("reason").isNotNull(), F.array(r("q", F.to_json(F.struct(
         F.col("reason"), F.col("detail"), F.col("file").alias("source"), F.col("block"), F.col("mono"),
-        F.col("value").alias("raw")))))).otherwise(F.array().cast(f"array<{row}>"))
+        raw.alias("raw")))))).otherwise(F.array().cast(f"array<{row}>"))
     account = F.array(r("a", F.concat_ws("|", status, F.coalesce(F.col("reason"), F.lit("")),
                                          F.coalesce(F.col("family"), F.lit("")))))
     split = F.array(r("s", F.concat_ws("|", F.col("block").cast("string"), F.col("file"))))
@@ -172,7 +276,8 @@ def export(spark: SparkSession, inputs: Sequence[str], out: str, *, family: str 
 
     progress(f"reading {len(inputs)} input(s)")
     try:
-        lines = read_lines(spark, inputs)
+        found = find_boms(spark, inputs)
+        lines = read_lines(spark, found.plain, found.bom)
     except Exception as exc:  # AnalysisException: path does not exist, …
         raise InputError(f"cannot read the input: {str(exc).splitlines()[0]}") from None
 
@@ -199,8 +304,10 @@ def export(spark: SparkSession, inputs: Sequence[str], out: str, *, family: str 
 
     progress("committing")
     stats = _read_stats(spark, fs, staging)
+    # a file of nothing but a BOM: Hadoop reads no line from it, the reference one (quarantined)
+    stats["accounting"] += [("quarantined", "BAD_ENCODING", "", 1) for _ in found.bom_only]
     counts = _counts(stats, metrics)
-    quarantine_rows = _number_quarantine(spark, fs, staging, stats["splits"])
+    quarantine_rows = _number_quarantine(spark, fs, staging, stats["splits"], found.bom_only)
     manifest = {
         "run_id": run_id, "tool": "changeprov", "tool_version": __version__, "ontology_version": VERSION_IRI,
         "started": _iso(started), "finished": None, "inputs": list(inputs), "mode": mode, "family": family,
@@ -278,10 +385,20 @@ def _counts(stats: dict, metrics: dict) -> dict:
     return counts
 
 
-def _number_quarantine(spark: SparkSession, fs: FileSystem, staging: str, splits: dict) -> DataFrame | None:
-    """Quarantine records with real line numbers: lines before the split + row index in it + 1."""
+def _number_quarantine(spark: SparkSession, fs: FileSystem, staging: str, splits: dict,
+                       bom_only: Sequence[str] = ()) -> DataFrame | None:
+    """Quarantine records with real line numbers: lines before the split + row index in it + 1.
+    ``bom_only``: files whose one line, a lone BOM, Spark never read (their record is made here)."""
+    readable = F.regexp_replace(F.col("source"), r"^file:(//)?", "")  # local paths as users wrote them
+    extra = None
+    if bom_only:
+        extra = (spark.createDataFrame([(f,) for f in bom_only], "source string")
+                 .select(F.to_json(F.struct(F.lit("BAD_ENCODING").alias("reason"),
+                                            F.lit(BOM_DETAIL).alias("detail"), readable.alias("source"),
+                                            F.lit(1).cast("long").alias("line"), F.lit("\ufeff").alias("raw")))
+                         .alias("value"), F.col("source").alias("_s"), F.lit(1).cast("long").alias("_l")))
     if not fs.exists(staging, "kind=q"):
-        return None
+        return extra
     offsets = []
     for path, blocks in splits.items():
         before = 0
@@ -292,12 +409,12 @@ def _number_quarantine(spark: SparkSession, fs: FileSystem, staging: str, splits
     recs = spark.read.text(fs.path(staging, "kind=q").toString()).select(
         F.from_json("value", "reason string, detail string, source string, block long, mono long, raw string")
         .alias("r")).select("r.*")
-    readable = F.regexp_replace(F.col("source"), r"^file:(//)?", "")  # local paths as users wrote them
-    return (recs.join(F.broadcast(table), (recs.source == table.path) & (recs.block == table.block))
+    numbered = (recs.join(F.broadcast(table), (recs.source == table.path) & (recs.block == table.block))
             .select(F.to_json(F.struct("reason", "detail", readable.alias("source"),
                                        (F.col("before") + F.col("mono") - F.col("first") + 1).alias("line"),
                                        "raw")).alias("value"),
                     F.col("source").alias("_s"), (F.col("before") + F.col("mono") - F.col("first") + 1).alias("_l")))
+    return numbered if extra is None else numbered.unionByName(extra)
 
 
 def _commit(spark, fs: FileSystem, staging: str, *, mode: str, compress: str, run_id: str,

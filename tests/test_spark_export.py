@@ -246,3 +246,93 @@ def test_a_local_session_asks_for_two_input_splits_per_task_slot(spark):
     # local[2]: at least 4 splits, each at most Spark's 128 MB (no smaller cap of ours)
     assert spark.conf.get("spark.sql.files.minPartitionNum") == "4"
     assert spark.conf.get("spark.sql.files.maxPartitionBytes") in ("134217728", "128m", "134217728b")
+
+
+def _bom_inputs(folder: Path, *, too_large: bool) -> None:
+    """Files whose line 1 starts with a UTF-8 BOM (plain and gzip), a file without one, a BOM in the
+    middle of a file, a BOM before a blank line, a file of a lone BOM, and line 1 repeated later;
+    ``too_large``: and a line 1 that is over the byte limit only with its BOM (TOO_LARGE is checked first)."""
+    import gzip
+
+    generate(folder / "src.jsonl", events=120, seed=5, hostile_share=0, days=3)
+    lines = (folder / "src.jsonl").read_bytes().split(b"\n")[:-1]
+    (folder / "src.jsonl").unlink()
+    bom = b"\xef\xbb\xbf"
+    body = lambda ls: b"".join(x + b"\n" for x in ls)  # noqa: E731
+    # line 1 again, without its BOM, later in the same split: the same text must still be mapped there
+    (folder / "a-bom.jsonl").write_bytes(bom + body(lines[0:2] + [lines[0]] + lines[2:30]
+                                                    + [lines[0], lines[31], bom + lines[32]]))
+    with gzip.open(folder / "b-bom.jsonl.gz", "wb") as fh:
+        fh.write(bom + body(lines[40:70]))
+    (folder / "c-plain.jsonl").write_bytes(body(lines[70:100] + [bom + lines[100], b"", bom + b"  "]))
+    (folder / "d-bom-blank.jsonl").write_bytes(bom + body([b"", lines[101]] + lines[102:110]))
+    (folder / "e-bom-only.jsonl").write_bytes(bom)
+    with gzip.open(folder / "f-bom-only.jsonl.gz", "wb") as fh:
+        fh.write(bom)
+    if too_large:
+        (folder / "g-bom-too-large.jsonl").write_bytes(
+            bom + b'{"x": "' + b"y" * (8 * 2**20 - 11) + b'"}\n' + body(lines[110:112]))
+
+
+@pytest.mark.parametrize("split_bytes", [None, "16384"])
+def test_a_byte_order_mark_on_line_1_of_a_file_is_quarantined_as_the_reference_does(spark, tmp_path,
+                                                                                        split_bytes):
+    """Hadoop's line reader drops a BOM at the start of a file (gzip too) before Spark sees it; the
+    reference quarantines that line (BAD_ENCODING). Small splits: files are split and packed, so
+    line 1 of a file need not be the first row of its task."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    _bom_inputs(folder, too_large=split_bytes is None)
+    if split_bytes:
+        spark.conf.set("spark.sql.files.maxPartitionBytes", split_bytes)
+    try:
+        result = export(spark, resolve_inputs([str(folder)]), str(tmp_path / "out"))
+    finally:
+        spark.conf.unset("spark.sql.files.maxPartitionBytes")
+    want, counts = reference_triples([str(folder)], tmp_path)
+    assert read_triples(tmp_path / "out") == want
+    c = result.counts
+    assert c["balanced"]
+    for key in ("lines_read", "blank", "mapped", "quarantined", "quarantined_by_reason", "triples",
+                "triples_by_source", "distinct_events"):
+        assert c[key] == counts.as_dict()[key], key
+
+    def records(paths):
+        out = []
+        for p in paths:
+            for x in p.read_text(encoding="utf-8").splitlines():
+                r = json.loads(x)
+                # the export keeps a TOO_LARGE line's raw text whole, the reference cuts it at 64 KiB
+                raw = r["raw"][:1000] if r["reason"] == "TOO_LARGE" else r["raw"]
+                out.append((Path(r["source"]).name, r["line"], r["reason"], r["detail"], raw))
+        return sorted(out)
+
+    got = records(sorted((tmp_path / "out" / "quarantine").glob("part-*.jsonl")))
+    assert got == records([tmp_path / "ref-q.jsonl"])
+    boms = {(name, line) for name, line, reason, detail, raw in got if "byte order mark" in detail}
+    assert boms == {("a-bom.jsonl", 1), ("a-bom.jsonl", 34), ("b-bom.jsonl.gz", 1), ("c-plain.jsonl", 31),
+                    ("c-plain.jsonl", 33), ("d-bom-blank.jsonl", 1), ("e-bom-only.jsonl", 1),
+                    ("f-bom-only.jsonl.gz", 1)}
+    if split_bytes is None:
+        assert ("g-bom-too-large.jsonl", 1, "TOO_LARGE") in {(n, line, reason) for n, line, reason, *_ in got}
+
+
+def test_files_starting_with_a_bom_are_found_through_hadoop_too(spark, tmp_path):
+    """Paths Spark reads through Hadoop (hdfs://, s3a://, or no scheme) are listed and their first
+    bytes read through Hadoop's FileSystem and codecs; a folder without a BOM is passed on as given."""
+    from changeprov.spark.job import find_boms
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    _bom_inputs(folder, too_large=False)
+    clean = tmp_path / "clean"
+    clean.mkdir()
+    (clean / "x.jsonl").write_bytes(b"{}\n")
+    found = find_boms(spark, [str(folder), str(clean)])
+    name = lambda paths: sorted(p.rsplit("/", 1)[-1] for p in paths)  # noqa: E731
+    assert name(found.bom) == ["a-bom.jsonl", "b-bom.jsonl.gz", "d-bom-blank.jsonl"]
+    assert name(found.bom_only) == ["e-bom-only.jsonl", "f-bom-only.jsonl.gz"]
+    assert name(found.plain[:-1]) == ["c-plain.jsonl"] and found.plain[-1] == str(clean)
+    local = find_boms(spark, resolve_inputs([str(folder)]))
+    assert (name(local.bom), name(local.bom_only), name(local.plain)) == (
+        name(found.bom), name(found.bom_only), ["c-plain.jsonl"])
