@@ -31,8 +31,11 @@ DEFAULTS = {
     "spark.hadoop.fs.file.impl": "org.apache.hadoop.fs.RawLocalFileSystem",
 }
 # Compile failures are followed by Spark's own interpreted fallback (correct, only slower): the
-# compiler's stack traces are noise to a user, so that one logger is silenced.
-_QUIET_LOGGERS = ("org.apache.spark.sql.catalyst.expressions.codegen.CodeGenerator",)
+# compiler's stack traces are noise to a user, so its logger is silenced.
+_QUIET_LOGGERS = ("org.apache.spark.sql.catalyst.expressions.codegen.CodeGenerator",
+                  # a failed task's stack trace, printed where a local run's executor lives: the
+                  # driver's console. The job's error (first_line) names the failure and its cause.
+                  "org.apache.spark.executor.Executor", "org.apache.spark.scheduler.TaskSetManager")
 
 
 def get_session(*, master: str | None = "local[*]", app_name: str = "changeprov",
@@ -159,9 +162,19 @@ def local_driver_memory(*, physical: int | None = None) -> str:
 
 
 def first_line(exc: BaseException) -> str:
-    """The message of a Spark/py4j exception without the Java stack trace that follows it."""
+    """The message of a Spark/py4j exception without the Java stack trace that follows it, and its
+    root cause when the trace has one: "Encountered error while reading file x.gz" says which file,
+    only its cause ("Unexpected end of input stream") says what is wrong with it.
+
+    >>> first_line(RuntimeError("An error occurred while calling o53.count.\\n: SparkException: cannot read f\\n"
+    ...                         "\\tat a.b(C.scala:1)\\nCaused by: java.io.EOFException: Unexpected end of input stream"))
+    'SparkException: cannot read f (caused by java.io.EOFException: Unexpected end of input stream)'
+    """
     lines = [line.strip().lstrip(": ") for line in str(exc).splitlines() if line.strip().lstrip(": ")]
-    for line in lines:
-        if not line.startswith(("at ", "...", "Traceback", "File ")) and "An error occurred while calling" not in line:
-            return line
-    return lines[0] if lines else type(exc).__name__
+    message = next((line for line in lines if not line.startswith(("at ", "...", "Traceback", "File "))
+                    and "An error occurred while calling" not in line and not line.startswith("Caused by:")),
+                   lines[0] if lines else type(exc).__name__)
+    causes = [line.removeprefix("Caused by:").strip() for line in lines if line.startswith("Caused by:")]
+    if causes and causes[-1] not in message:
+        message += f" (caused by {causes[-1][:300]})"
+    return message

@@ -336,3 +336,16 @@ def test_files_starting_with_a_bom_are_found_through_hadoop_too(spark, tmp_path)
     local = find_boms(spark, resolve_inputs([str(folder)]))
     assert (name(local.bom), name(local.bom_only), name(local.plain)) == (
         name(found.bom), name(found.bom_only), ["c-plain.jsonl"])
+
+
+def test_a_corrupt_gzip_input_fails_the_job_naming_the_file_and_the_cause(spark, tmp_path):
+    from changeprov.errors import SparkError
+
+    (tmp_path / "fake.jsonl.gz").write_bytes(b"not gzip at all\n")
+    with pytest.raises(SparkError) as err:
+        export(spark, resolve_inputs([str(tmp_path / "fake.jsonl.gz")]), str(tmp_path / "out"))
+    message = str(err.value)
+    assert "nothing was committed" in message and "fake.jsonl.gz" in message
+    assert "(caused by java.io." in message, message  # "not a gzip file" or "Unexpected end of input stream"
+    assert "\n" not in message
+    assert not (tmp_path / "out" / "_SUCCESS").exists()
