@@ -100,6 +100,10 @@ def test_mixed_hostile_log_counts_add_up_and_bad_lines_are_quarantined_with_line
     want, counts = reference_triples([str(path)], ref_dir)
     assert read_triples(out) == want
     assert dict(counts.quarantined) == c["quarantined_by_reason"]
+    # the reference mapper's printed counts are the export's, per family too (a shared triple counts
+    # once, for the earliest day and family it occurs in)
+    keys = ("triples", "triples_by_source", "distinct_events", "lines_read", "quarantined_by_reason")
+    assert {k: c[k] for k in keys} == {k: counts.as_dict()[k] for k in keys}
 
 
 def test_overwrite_is_idempotent_and_append_adds_only_new_partitions(spark, mixed_log, mixed_export, tmp_path):
