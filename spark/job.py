@@ -27,7 +27,7 @@ from pyspark.sql import functions as F
 
 from changeprov import __version__
 from changeprov.errors import InputError, SparkError
-from changeprov.mapping.decode import REASONS
+from changeprov.mapping.decode import RAW_LIMIT, REASONS
 from changeprov.mapping.vocab import rules
 from changeprov.ontology import VERSION_IRI
 from changeprov.spark.fs import FileSystem
@@ -193,6 +193,25 @@ def _part_code() -> Column:
     return (F.floor(F.col("ms") / 86_400_000) * _PART_FAMILIES + family).cast("long")
 
 
+def capped_raw(raw: Column) -> Column:
+    """A quarantine record's raw text as the reference writes it (mapping.decode.Quarantine.to_json):
+    past RAW_LIMIT bytes of UTF-8, the first RAW_LIMIT bytes without a character the cut splits,
+    then a marker with the whole size. Huge hostile lines must not make a quarantine as big as them.
+
+    The split character's bytes are found in the hex of the last three bytes kept: a lead byte at the
+    end (1 byte to drop), a 3- or 4-byte lead before one continuation byte (2), a 4-byte lead before
+    two (3)."""
+    size = F.octet_length(raw)
+    data = F.encode(raw, "UTF-8")
+    tail = F.hex(F.substring(data, RAW_LIMIT - 2, 3))
+    split = (F.when(tail.rlike("[C-F][0-9A-F]$"), 1)
+             .when(tail.rlike("[EF][0-9A-F][89AB][0-9A-F]$"), 2)
+             .when(tail.rlike("^F[0-7][89AB][0-9A-F][89AB][0-9A-F]$"), 3).otherwise(0))
+    cut = F.decode(F.substring(data, 1, F.lit(RAW_LIMIT) - split), "UTF-8")
+    marker = F.concat(F.lit("…[truncated, "), size.cast("string"), F.lit(" bytes in all]"))
+    return F.when(size > RAW_LIMIT, F.concat(cut, marker)).otherwise(raw)
+
+
 def output_rows(mapped: DataFrame) -> DataFrame:
     """Every line → its output rows: kind t (triple), q (quarantine), a (accounting), s (split stats)."""
     status = (F.when(F.col("blank"), F.lit("blank"))
@@ -211,7 +230,7 @@ def output_rows(mapped: DataFrame) -> DataFrame:
                           lambda t: r("t", t, part))
     quarantine = F.when(F.col("reason").isNotNull(), F.array(r("q", F.to_json(F.struct(
         F.col("reason"), F.col("detail"), F.col("file").alias("source"), F.col("block"), F.col("mono"),
-        raw.alias("raw")))))).otherwise(F.array().cast(f"array<{row}>"))
+        capped_raw(raw).alias("raw")))))).otherwise(F.array().cast(f"array<{row}>"))
     account = F.array(r("a", F.concat_ws("|", status, F.coalesce(F.col("reason"), F.lit("")),
                                          F.coalesce(F.col("family"), F.lit("")))))
     split = F.array(r("s", F.concat_ws("|", F.col("block").cast("string"), F.col("file"))))

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from pyspark.sql import functions as F
 
 from changeprov.generate import generate
 from changeprov.mapping.reference import map_to_files
@@ -306,9 +307,7 @@ def test_a_byte_order_mark_on_line_1_of_a_file_is_quarantined_as_the_reference_d
         for p in paths:
             for x in p.read_text(encoding="utf-8").splitlines():
                 r = json.loads(x)
-                # the export keeps a TOO_LARGE line's raw text whole, the reference cuts it at 64 KiB
-                raw = r["raw"][:1000] if r["reason"] == "TOO_LARGE" else r["raw"]
-                out.append((Path(r["source"]).name, r["line"], r["reason"], r["detail"], raw))
+                out.append((Path(r["source"]).name, r["line"], r["reason"], r["detail"], r["raw"]))
         return sorted(out)
 
     got = records(sorted((tmp_path / "out" / "quarantine").glob("part-*.jsonl")))
@@ -353,3 +352,19 @@ def test_a_corrupt_gzip_input_fails_the_job_naming_the_file_and_the_cause(spark,
     assert "(caused by java.io." in message, message  # "not a gzip file" or "Unexpected end of input stream"
     assert "\n" not in message
     assert not (tmp_path / "out" / "_SUCCESS").exists()
+
+
+def test_quarantined_raw_text_is_capped_as_the_reference_caps_it(spark):
+    # every way the 64 KiB cut can fall: between characters, or inside a 2-, 3- or 4-byte character
+    from changeprov.mapping.decode import RAW_LIMIT, Quarantine
+    from changeprov.spark.job import capped_raw
+
+    texts = ["x" * 10, "x" * RAW_LIMIT, "\ufeff" + "x" * RAW_LIMIT]
+    for char in ("é", "€", "😀"):
+        for pad in range(len(char.encode())):
+            texts.append("x" * pad + char * (RAW_LIMIT // len(char.encode()) + 2))
+    got = [r[0] for r in spark.createDataFrame([(i, t) for i, t in enumerate(texts)], "i int, t string")
+           .orderBy("i").select(capped_raw(F.col("t"))).collect()]
+    want = [json.loads(Quarantine("X", "", "", 1, t).to_json())["raw"] for t in texts]
+    assert [len(g) for g in got] == [len(w) for w in want]
+    assert got == want
