@@ -68,6 +68,13 @@ def _trailing_data(text: Column, parsed: Column) -> Column:
     return F.when(starts_structured, ~closed | F.coalesce(extra, F.lit(True))).otherwise(~F.regexp_replace(trimmed, _ESCAPE, "").rlike(scalar))
 
 
+def _json_kind(text: Column) -> Column:
+    """The type of the valid JSON value ``text``, as the reference names it, from its first character."""
+    first = F.regexp_extract(text, f"^[{WS}]*(.)", 1)
+    return (F.when(first == "[", "an array").when(first == '"', "a string").when(first.isin("t", "f"), "a boolean")
+            .when(first == "n", "null").otherwise("a number"))
+
+
 _BIG_NUMBER = r"[0-9]{300}|[eE][+]?0*[0-9]{3}"
 
 
@@ -186,7 +193,9 @@ def decode(lines: DataFrame) -> DataFrame:
         F.when(bytes_ > MAX_BYTES, reject("TOO_LARGE", F.format_string(
             f"line of %d bytes exceeds the limit of {MAX_BYTES} bytes", bytes_)))
         .when(starts_with_bom, reject("BAD_ENCODING", "UTF-8 byte order mark at the start of the line"))
-        .when(value.contains("\u0000"), reject("BAD_ENCODING", "NUL byte (UTF-16/32 text?)"))
+        .when(value.contains("\u0000"), reject("BAD_ENCODING", F.format_string(
+            # a byte offset, as the reference's; a line with a stripped BOM never gets here (checked above)
+            "NUL byte at offset %d (UTF-16/32 text?)", F.octet_length(F.substring_index(value, "\u0000", 1)))))
         .when(~F.is_valid_utf8(value), reject("BAD_ENCODING", "invalid UTF-8"))
         .when(F.when(fast, deep_guard).otherwise(brackets > MAX_DEPTH) & (max_depth(value) > MAX_DEPTH),
               reject("TOO_LARGE", f"nested deeper than {MAX_DEPTH} levels"))
@@ -200,7 +209,7 @@ def decode(lines: DataFrame) -> DataFrame:
                                        "a number out of range)"))
         .when(F.when(fast, ~schema.startswith("OBJECT<"))
               .otherwise(F.try_variant_get(parsed, "$", "struct<>").isNull()),  # an object: no field is read
-              reject("NOT_AN_OBJECT", "the line holds a JSON value that is not an object"))
+              reject("NOT_AN_OBJECT", F.concat(F.lit("the line holds "), _json_kind(value), F.lit(", not an object"))))
     )
     blank = F.col("blank")
     return (lines

@@ -171,7 +171,9 @@ def force_family(family: str) -> Callable[[DataFrame], DataFrame]:
     def apply(df: DataFrame) -> DataFrame:
         wrong = F.col("rejected").isNull() & ~F.col("blank") & (
             F.col("family").isNull() | (F.col("family") != family))
-        return (df.withColumn("rejected", F.when(wrong, reject("UNKNOWN_FAMILY", f"not a {family} event"))
+        looks_like = F.coalesce(F.col("family"), F.lit("nothing known"))
+        detail = F.concat(F.lit(f"not a {family} event (looks like "), looks_like, F.lit(")"))
+        return (df.withColumn("rejected", F.when(wrong, reject("UNKNOWN_FAMILY", detail))
                               .otherwise(F.col("rejected")))
                 .withColumn("family", F.when(~wrong, F.col("family"))))
 

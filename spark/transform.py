@@ -37,7 +37,9 @@ def map_events(decoded: DataFrame, *, families: Iterable[str] | None = None) -> 
     df = apply_together(decoded, plans)
     staged = [c for plan in plans for c in plan.columns]
     unknown = F.col("rejected").isNull() & ~F.col("blank") & fam.isNull()
-    rejected = F.when(unknown, reject("UNKNOWN_FAMILY", "no event family matches the keys of the line")) \
+    # the reference's detail: the object's first 12 keys by code point (UTF-8 byte order is the same)
+    keys = F.array_join(F.slice(F.array_sort(F.json_object_keys(F.col("value"))), 1, 12), ", ")
+    rejected = F.when(unknown, reject("UNKNOWN_FAMILY", F.concat(F.lit("no event family matches the keys "), keys))) \
         .otherwise(rejected)
     return (df
             .withColumn("_rejected", rejected)
