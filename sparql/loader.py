@@ -16,6 +16,10 @@ atomic ``bulk_load``, and by default a load is all-or-nothing:
 group out but other groups may be in, and reloading after a fix completes the store, since loading
 is idempotent. A load killed midway (not failed) may leave part of a parallel load behind; loading
 again completes it.
+
+A remote endpoint takes the triples in batches (one request each), so every file is parsed first and
+a bad line anywhere leaves the endpoint unchanged; a request that fails midway (network, server) can
+leave the batches before it in, and loading again completes them.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
+
+import pyoxigraph as ox
 
 from changeprov.errors import ChangeprovError, InputError
 from changeprov.sparql.stores import NTriplesSyntaxError, TripleStore
@@ -141,11 +147,24 @@ def _located(exc: NTriplesSyntaxError, files: list[Path], root: Path) -> InputEr
         with opener(path, "rb") as fh:
             spans = sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 20), b"")) + 1
         if line <= spans:  # _Chain follows each file with a newline, so a file spans its newlines + 1
-            m = re.match(r"Parser error at line \d+ (.*)", exc.problem, re.S)
-            where = f"invalid N-Triples in {path.relative_to(root)}, line {line}"
-            return InputError(f"{where} {m.group(1)}" if m else f"{where}: {exc.problem}")
+            shift = exc.line - line
+            problem = re.sub(r" \(line \d+\)$", "", exc.problem.removeprefix("Parser error "))  # Python's suffix
+            problem = re.sub(r"\bline (\d+)", lambda m: f"line {int(m.group(1)) - shift}", problem)
+            return InputError(f"invalid N-Triples in {path.relative_to(root)}: {problem}")
         line -= spans
     return exc
+
+
+def check_files(files: list[Path], root: Path) -> int:
+    """Parse every file strictly without loading anything (for stores that take data in batches, so
+    that a bad line late in an export cannot leave the batches before it in the store); the number
+    of triples, or InputError naming the file and line."""
+    chain = _Chain(files, lambda _i, _p: None)
+    try:
+        with io.BufferedReader(chain, buffer_size=1 << 20) as stream:
+            return sum(1 for _ in ox.parse(stream, format=ox.RdfFormat.N_TRIPLES))
+    except SyntaxError as exc:
+        raise _located(NTriplesSyntaxError(str(exc), line=exc.lineno), files, root) from None
 
 
 def iter_partition_lines(files: list[Path]) -> Iterator[bytes]:
@@ -196,6 +215,9 @@ def load_export(store: TripleStore, export_dir: str | Path,
     if jobs is None:
         jobs = auto_jobs() if before == 0 else 1
     groups = split_by_size(files, jobs if store.parallel_load else 1)
+    if not store.atomic_load and files:
+        progress(f"checking the {len(files)} file(s) before sending any triple")
+        check_files(files, root)
     progress(f"{len(files)} partition file(s) in {root}; store holds {before:,} triples"
              + (f"; {len(groups)} parallel groups" if len(groups) > 1 else ""))
     order = {path: i for i, path in enumerate(files)}

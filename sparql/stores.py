@@ -19,6 +19,7 @@ import base64
 import os
 import re
 import urllib.error
+import urllib.parse
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -86,6 +87,8 @@ class TripleStore:
 
     #: whether load_ntriples may run in several threads at once (see loader.load_export)
     parallel_load = False
+    #: whether one load_ntriples call adds all of its stream or nothing (else the loader checks first)
+    atomic_load = True
 
     def load_ntriples(self, stream: IO[bytes]) -> None:
         """Add every triple of one N-Triples byte stream (set semantics: duplicates are no-ops)."""
@@ -308,7 +311,7 @@ class MemoryStore(TripleStore):
         try:
             triples = list(ox.parse(data, format=ox.RdfFormat.N_TRIPLES))
         except SyntaxError as exc:
-            raise InputError(f"invalid N-Triples: {exc}") from None
+            raise NTriplesSyntaxError(str(exc), line=exc.lineno) from None
         for t in triples:
             self._graph.add((to_rdflib(t.subject), to_rdflib(t.predicate), to_rdflib(t.object)))
 
@@ -354,13 +357,30 @@ def _derive(endpoint: str) -> tuple[str | None, str | None]:
     return None, None
 
 
+def redacted(url: str) -> str:
+    """``url`` without a password in its user part, for messages."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.password is None:
+        return url
+    return urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.replace(":" + parts.password + "@", ":***@", 1)))
+
+
+def first_text(exc: BaseException) -> str:
+    return (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+
+
 class RemoteStore(TripleStore):
     kind = "remote"
+    atomic_load = False  # sent in batches of batch_lines
 
     def __init__(self, endpoint: str, *, update_endpoint: str | None = None, graph_store: str | None = None,
                  timeout: float = 60.0, batch_lines: int = 50_000):
         if not re.match(r"https?://", endpoint or ""):
-            raise ConfigError(f"--endpoint must be an http(s) URL, got {endpoint!r}")
+            raise ConfigError(f"--endpoint must be an http(s) URL, got {redacted(endpoint or '')!r}")
+        for url in (endpoint, update_endpoint, graph_store):
+            if url and (urllib.parse.urlsplit(url).username is not None):
+                raise ConfigError(f"credentials in an endpoint URL are refused ({redacted(url)}): they would show in "
+                                  f"process lists and shell history; set {ENV_USER} and {ENV_PASSWORD}, or {ENV_TOKEN}")
         self.endpoint = endpoint
         upd, gsp = _derive(endpoint)
         self.update_endpoint = update_endpoint or upd
@@ -377,7 +397,9 @@ class RemoteStore(TripleStore):
         if token:
             return {"Authorization": "Bearer " + token}
         if user is not None:
-            cred = base64.b64encode(f"{user}:{password or ''}".encode()).decode("ascii")
+            if password is None:  # a missing variable, not an empty password: say so instead of being refused
+                raise ConfigError(f"{ENV_USER} is set but {ENV_PASSWORD} is not")
+            cred = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
             return {"Authorization": "Basic " + cred}
         return {}
 
@@ -415,24 +437,33 @@ class RemoteStore(TripleStore):
         except (urllib.error.URLError, OSError) as exc:
             raise StoreError(f"cannot reach endpoint {self.endpoint}: {exc}") from None
 
+    def _results(self, data: bytes):
+        try:
+            return ox.parse_query_results(data, format=ox.QueryResultsFormat.JSON)
+        except (SyntaxError, ValueError) as exc:  # a login page, a proxy's error page, another service
+            raise StoreError(f"endpoint {self.endpoint} did not answer with SPARQL results JSON ({first_text(exc)}; "
+                             f"it sent {data[:60]!r})") from None
+
     def select(self, query, bindings=None) -> Rows:
-        data = self._fetch(query, bindings, "application/sparql-results+json")
-        res = ox.parse_query_results(data, format=ox.QueryResultsFormat.JSON)
+        res = self._results(self._fetch(query, bindings, "application/sparql-results+json"))
         if not isinstance(res, ox.QuerySolutions):
             raise InputError("expected a SELECT query")
         names = [v.value for v in res.variables]
         return Rows(names, [tuple(sol[n] for n in names) for sol in res])
 
     def ask(self, query, bindings=None) -> bool:
-        data = self._fetch(query, bindings, "application/sparql-results+json")
-        res = ox.parse_query_results(data, format=ox.QueryResultsFormat.JSON)
+        res = self._results(self._fetch(query, bindings, "application/sparql-results+json"))
         if not isinstance(res, ox.QueryBoolean):
             raise InputError("expected an ASK query")
         return bool(res)
 
     def construct(self, query, bindings=None):
         data = self._fetch(query, bindings, "application/n-triples")
-        return list(ox.parse(data, format=ox.RdfFormat.N_TRIPLES))
+        try:
+            return list(ox.parse(data, format=ox.RdfFormat.N_TRIPLES))
+        except SyntaxError as exc:
+            raise StoreError(f"endpoint {self.endpoint} did not answer with N-Triples ({first_text(exc)}; "
+                             f"it sent {data[:60]!r})") from None
 
     def _post(self, url: str, body: bytes, content_type: str) -> None:
         req = urllib.request.Request(url, data=body, method="POST",

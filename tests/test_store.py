@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 import pyoxigraph as ox
@@ -324,21 +327,90 @@ def test_unreachable_endpoint_is_store_error(capsys):
     assert "cannot reach endpoint" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("jobs", [1, 3])
+BAD_LINES = {  # a bad line, and where the engine's message must point once it names the file
+    "iri": (b'<http://ex.org/c> <http://ex.org/p> <bad iri> .\n', "at line 3 between columns 37 and 46: Invalid IRI"),
+    "unterminated": (b'<http://ex.org/c> <http://ex.org/p> "open\n', "at line 3 column 42: Line jumps are not allowed"),
+}
+
+
+@pytest.mark.parametrize("kind", ["embedded-1", "embedded-3", "memory"])
 @pytest.mark.parametrize("final_newline", [True, False])
-def test_a_bad_line_is_named_by_its_file_and_line(tmp_path, jobs, final_newline):
+@pytest.mark.parametrize("bad", sorted(BAD_LINES))
+def test_a_bad_line_is_named_by_its_file_and_line(tmp_path, kind, final_newline, bad):
     # the engine counts lines of the whole stream of a group's files; the message must not
     body = NT if final_newline else NT.rstrip(b"\n")
     files = {f"x/2024-03-0{d}/part-00000": body.replace(b"ex.org/a", f"ex.org/a{d}".encode()) for d in range(1, 5)}
-    files["x/2024-03-05/part-00000"] = NT + b'<http://ex.org/c> <http://ex.org/p> <bad iri> .\n'
+    line, where = BAD_LINES[bad]
+    files["x/2024-03-05/part-00000"] = NT + line
     files["x/2024-03-06/part-00000"] = NT
     exp = make_export(tmp_path / "exp", files)
-    with open_store("embedded", path=tmp_path / "db", create=True) as store:
-        with pytest.raises(InputError) as err:
-            load_export(store, exp, jobs=jobs)
-    assert str(err.value).startswith("invalid N-Triples in triples/source=x/date=2024-03-05/part-00000.nt, "
-                                     "line 3 between columns"), str(err.value)
-    assert "Invalid IRI" in str(err.value)
+    store = open_store("memory") if kind == "memory" else open_store("embedded", path=tmp_path / "db", create=True)
+    with store, pytest.raises(InputError) as err:
+        load_export(store, exp, jobs=int(kind[-1]) if kind != "memory" else None)
+    message = str(err.value)
+    assert message.startswith(f"invalid N-Triples in triples/source=x/date=2024-03-05/part-00000.nt: {where}"), message
+    assert len(set(re.findall(r"line (\d+)", message))) <= 2, message  # no stream-wide line number left
+
+
+def test_a_remote_load_checks_every_file_before_sending_any(tmp_path, capsys):
+    # the endpoint takes batches; a bad line in the last file must not leave the earlier ones in it
+    files = {f"x/2024-03-0{d}/part-00000": NT.replace(b"ex.org/a", f"ex.org/a{d}".encode()) for d in range(1, 5)}
+    files["x/2024-03-09/part-00000"] = NT + BAD_LINES["iri"][0]
+    exp = make_export(tmp_path / "exp", files)
+    with oxigraph_server(tmp_path / "srv") as url:
+        store = RemoteStore(url, batch_lines=2)  # a batch per file: without the check, four would go in
+        with pytest.raises(InputError, match="date=2024-03-09/part-00000.nt: at line 3 between columns"):
+            load_export(store, exp)
+        assert store.count() == 0
+        assert main(["load", str(exp), "--endpoint", url]) == 2
+        assert "date=2024-03-09/part-00000.nt: at line 3 between columns" in capsys.readouterr().err
+        assert store.count() == 0
+
+
+class _Html(BaseHTTPRequestHandler):
+    """What a login page or a misconfigured proxy answers to anything."""
+
+    def _answer(self):
+        body = b"<html><body>Please log in</body></html>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = _answer
+
+    def log_message(self, *_args):
+        pass
+
+
+@pytest.mark.parametrize("argv", [["query", "deleted-entities"], ["describe", "urn:li:x"], ["check"],
+                                  ["audit", "--format", "json"]])
+def test_an_endpoint_that_answers_html_is_a_clear_error(argv, capsys):
+    httpd = HTTPServer(("127.0.0.1", 0), _Html)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{httpd.server_address[1]}/query"
+        assert main([*argv, "--endpoint", url]) == 2, "an error, not findings"
+        err = capsys.readouterr().err
+        assert "did not answer with SPARQL results" in err and "Traceback" not in err, err
+        assert len(err.strip().splitlines()) == 1, err
+    finally:
+        httpd.shutdown()
+
+
+@pytest.mark.parametrize("url, env, message", [
+    ("http://alice:s3cret@127.0.0.1:1/query", {}, "credentials in an endpoint URL are refused"),
+    ("http://127.0.0.1:1/query", {"CHANGEPROV_ENDPOINT_USER": "alice"}, "CHANGEPROV_ENDPOINT_PASSWORD is not"),
+])
+def test_endpoint_credentials_come_only_from_the_environment_and_whole(url, env, message, monkeypatch, capsys):
+    for name in ("CHANGEPROV_ENDPOINT_TOKEN", "CHANGEPROV_ENDPOINT_USER", "CHANGEPROV_ENDPOINT_PASSWORD"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert main(["query", "deleted-entities", "--endpoint", url]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "s3cret" not in err, err
 
 
 def test_an_export_without_triples_loads_nothing(tmp_path, capsys):
