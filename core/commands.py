@@ -136,10 +136,17 @@ def _run_export(args: argparse.Namespace) -> int:
     def progress(msg: str) -> None:
         print(f"[export] {msg}", file=sys.stderr, flush=True)
 
+    from pyspark.sql import SparkSession
+
     progress(f"starting Spark ({args.master or 'master from spark-submit'})")
+    owned = SparkSession.getActiveSession() is None
     spark = get_session(master=args.master or None, app_name="changeprov-export", conf=conf)
-    result = export(spark, inputs, args.out, family=args.family, mode=args.mode, compress=args.compress,
-                    progress=progress)
+    try:
+        result = export(spark, inputs, args.out, family=args.family, mode=args.mode, compress=args.compress,
+                        progress=progress)
+    finally:
+        if owned:  # a clean stop: left to the JVM's exit hook, a cluster logs launch failures and FAILED
+            spark.stop()
     if args.format == "json":
         print(json.dumps(result.manifest, indent=2, sort_keys=True))
     else:
