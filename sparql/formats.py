@@ -38,8 +38,8 @@ def to_csv(rows: Rows) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\r\n")
     w.writerow(rows.variables)
-    for r in rows.rows:
-        w.writerow(["" if t is None else t.value for t in r])
+    for r in rows.rows:  # SPARQL 1.1 CSV: blank nodes as _:label, every other term as its plain value
+        w.writerow(["" if t is None else "_:" + t.value if isinstance(t, ox.BlankNode) else t.value for t in r])
     return buf.getvalue()
 
 

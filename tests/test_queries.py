@@ -6,6 +6,8 @@ OpenMetadata lineage story of ../shared/corpus/openmetadata/SOURCES.md.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 from importlib import resources
@@ -416,6 +418,16 @@ def test_query_formats(db, capsys):
     assert tsv[0] == "?asset_name\t?hops\t?via\t?asset" and f"<{FCT}>" in tsv[1]
     assert main(base) == 0
     assert "(5 rows)" in capsys.readouterr().out
+
+
+def test_csv_and_tsv_write_blank_nodes_as_the_standard_says(tmp_path, db, capsys):
+    rq = tmp_path / "b.rq"
+    rq.write_text('SELECT ?b ?v WHERE { BIND(BNODE("x") AS ?b) BIND("a,b" AS ?v) }\n')
+    assert main(["query", "--file", str(rq), "--store", str(db), "--format", "csv"]) == 0
+    rows = list(csv.reader(io.StringIO(capsys.readouterr().out)))
+    assert rows[0] == ["b", "v"] and rows[1][0].startswith("_:") and rows[1][1] == "a,b"
+    assert main(["query", "--file", str(rq), "--store", str(db), "--format", "tsv"]) == 0
+    assert capsys.readouterr().out.splitlines()[1].startswith("_:")
 
 
 def _by_value(nt: str) -> set:
