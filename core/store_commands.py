@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
+from pathlib import Path
 
 
 def _store_args(p: argparse.ArgumentParser) -> None:
@@ -58,9 +60,15 @@ def run_load(args: argparse.Namespace) -> int:
     from changeprov.sparql.stores import store_from_args
 
     committed_partitions(args.export_dir)  # refuse before creating or touching any store
-    with store_from_args(args, create=True) as store:
-        report = load_export(store, args.export_dir, jobs=args.jobs, optimize=args.optimize,
-                             progress=lambda m: print(f"[load] {m}", file=sys.stderr, flush=True))
+    new_store = bool(args.store) and not args.endpoint and not Path(args.store).exists()
+    try:
+        with store_from_args(args, create=True) as store:
+            report = load_export(store, args.export_dir, jobs=args.jobs, optimize=args.optimize,
+                                 progress=lambda m: print(f"[load] {m}", file=sys.stderr, flush=True))
+    except BaseException:
+        if new_store:  # an empty store left behind would answer every query with no rows, exit 0
+            shutil.rmtree(args.store, ignore_errors=True)
+        raise
     print(f"loaded {report.files} file(s) into {store.description}: {report.triples_added:,} triples added, "
           f"{report.triples_after:,} in the store, {report.seconds:.2f} s")
     return 0

@@ -352,6 +352,20 @@ def test_a_bad_line_is_named_by_its_file_and_line(tmp_path, kind, final_newline,
     assert len(set(re.findall(r"line (\d+)", message))) <= 2, message  # no stream-wide line number left
 
 
+def test_a_failed_load_into_a_new_store_leaves_no_store(tmp_path, capsys):
+    bad = make_export(tmp_path / "bad", {**_dated(range(1, 3)), **BAD})
+    db = tmp_path / "new" / "db"
+    assert main(["load", str(bad), "--store", str(db)]) == 2
+    assert not db.exists(), "an empty store would answer every query with no rows"
+    assert main(["query", "deleted-entities", "--store", str(db)]) == 2
+    assert "no store at" in capsys.readouterr().err
+    good = make_export(tmp_path / "good", _dated(range(1, 3)))
+    assert main(["load", str(good), "--store", str(db)]) == 0
+    assert main(["load", str(bad), "--store", str(db)]) == 2, "an existing store is kept, unchanged"
+    with open_store("embedded", path=db, read_only=True) as store:
+        assert store.count() == 3
+
+
 def test_a_remote_load_checks_every_file_before_sending_any(tmp_path, capsys):
     # the endpoint takes batches; a bad line in the last file must not leave the earlier ones in it
     files = {f"x/2024-03-0{d}/part-00000": NT.replace(b"ex.org/a", f"ex.org/a{d}".encode()) for d in range(1, 5)}
