@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 
 from changeprov.store_commands import _store_args
@@ -34,23 +35,23 @@ def configure_audit(p: argparse.ArgumentParser) -> None:
 def run_audit(args: argparse.Namespace) -> int:
     import json
 
-    from changeprov.errors import InputError
+    from changeprov.mapping.inputs import replaced_on_success
     from changeprov.sparql.audit import run_audit as audit_store
     from changeprov.sparql.audit_html import render_html
     from changeprov.sparql.stores import store_from_args
 
-    with store_from_args(args, read_only=True) as store:
-        report = audit_store(store, since=args.since, until=args.until, bot_pattern=args.bot_pattern,
-                             tag_pattern=args.tag_pattern)
-    text = (json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n" if args.format == "json"
-            else render_html(report))
-    if args.out == "-":
-        sys.stdout.write(text)
-    else:
-        try:
-            Path(args.out).write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise InputError(f"cannot write {args.out}: {exc}") from None
+    # the report file is opened before the audit runs: a bad location fails at once, and a failed
+    # run leaves no partial report (missing folders are created, as map and generate do)
+    with (nullcontext(None) if args.out == "-" else replaced_on_success(Path(args.out))) as out:
+        with store_from_args(args, read_only=True) as store:
+            report = audit_store(store, since=args.since, until=args.until, bot_pattern=args.bot_pattern,
+                                 tag_pattern=args.tag_pattern)
+        text = (json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n" if args.format == "json"
+                else render_html(report))
+        if out is None:
+            sys.stdout.write(text)
+        else:
+            out.write(text.encode("utf-8"))
     counts = report.counts()
     summary = ", ".join(f"{k} {n}" for k, n in counts.items()) or "none"
     where = "" if args.out == "-" else f" → {args.out}"

@@ -271,6 +271,11 @@ def test_cli_writes_html_and_json_and_exit_codes(db, tmp_path, capsys):
     assert main(["audit", "--store", str(tmp_path / "missing"), "--out", str(html)]) == 2
     assert main(["audit", "--store", str(db), "--since", "yesterday-ish"]) == 2
     assert "not a time" in capsys.readouterr().err
+    nested = tmp_path / "new" / "dir" / "r.json"
+    assert main(["audit", "--store", str(db), "--format", "json", "--out", str(nested)]) == 1
+    assert json.loads(nested.read_text())["summary"]["by_kind"], "missing folders are created"
+    assert main(["audit", "--store", str(db), "--out", str(tmp_path)]) == 2
+    assert "is a folder" in capsys.readouterr().err
     for bad, message in ((["--bot-pattern", "("], "bot_pattern: not a valid regular expression"),
                          (["--tag-pattern", "["], "tag_pattern: not a valid regular expression"),
                          (["--since", "2024-03-15", "--until", "2024-03-01"], "is after until")):
