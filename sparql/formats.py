@@ -8,11 +8,11 @@ import json
 
 import pyoxigraph as ox
 
+from changeprov.mapping.emit import value_literal
 from changeprov.mapping.vocab import XSD_STRING
 from changeprov.sparql.stores import Rows
 
 FORMATS = ("table", "csv", "tsv", "json")
-XSD_BOOLEAN = "http://www.w3.org/2001/XMLSchema#boolean"
 
 
 def term_json(term) -> dict:
@@ -75,5 +75,4 @@ def render_boolean(answer: bool, fmt: str) -> str:
     those (and the table) show one ``answer`` column."""
     if fmt == "json":
         return json.dumps({"head": {}, "boolean": bool(answer)}, indent=2) + "\n"
-    literal = ox.Literal("true" if answer else "false", datatype=ox.NamedNode(XSD_BOOLEAN))
-    return render(Rows(["answer"], [(literal,)]), fmt)
+    return render(Rows(["answer"], [(value_literal(bool(answer)),)]), fmt)
