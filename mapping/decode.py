@@ -44,6 +44,8 @@ MAX_DEPTH = 128
 # StreamReadConstraints.maxNameLength), and both implementations must quarantine the same lines.
 MAX_KEY_CHARS = 50_000
 RAW_LIMIT = 64 * 1024  # bytes of the raw line kept in a quarantine record
+BOM = b"\xef\xbb\xbf"
+BOM_DETAIL = "UTF-8 byte order mark at the start of the line"  # the export writes the same (spark/)
 
 
 class Rejected(Exception):
@@ -254,8 +256,8 @@ def decode_line(raw: bytes, *, max_bytes: int = MAX_BYTES, max_depth: int = MAX_
         raw = raw[:-2]
     elif raw.endswith(b"\n"):
         raw = raw[:-1]
-    if raw.startswith(b"\xef\xbb\xbf"):
-        raise Rejected("BAD_ENCODING", "UTF-8 byte order mark at the start of the line")
+    if raw.startswith(BOM):
+        raise Rejected("BAD_ENCODING", BOM_DETAIL)
     if b"\x00" in raw:
         raise Rejected("BAD_ENCODING", f"NUL byte at offset {raw.find(bytes(1))} (UTF-16/32 text?)")
     try:

@@ -37,11 +37,16 @@ def expand_inputs(inputs: Iterable[str]) -> list[Path]:
     return unique
 
 
+def open_input(path: str | Path) -> BinaryIO:
+    """``path`` opened for reading bytes, decompressed when its name ends in ``.gz`` (the inputs'
+    and the exports' one convention)."""
+    return gzip.open(path, "rb") if str(path).endswith(".gz") else open(path, "rb")
+
+
 def read_lines(path: Path) -> Iterator[tuple[int, bytes]]:
     """(1-based line number, raw bytes without the newline). Only b"\\n" ends a line."""
-    opener = gzip.open if path.name.endswith(".gz") else open
     try:
-        with opener(path, "rb") as fh:
+        with open_input(path) as fh:
             for number, raw in enumerate(fh, start=1):
                 yield number, raw[:-1] if raw.endswith(b"\n") else raw
     except (OSError, EOFError) as exc:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from changeprov.mapping.decode import MAX_BYTES, MAX_DEPTH, MAX_KEY_CHARS
+from changeprov.mapping.decode import BOM_DETAIL, MAX_BYTES, MAX_DEPTH, MAX_KEY_CHARS
 from changeprov.mapping.vocab import rules
 from changeprov.spark.checks import reject
 from changeprov.spark.sqlterms import let, struct_of
@@ -192,7 +192,7 @@ def decode(lines: DataFrame) -> DataFrame:
     check = (
         F.when(bytes_ > MAX_BYTES, reject("TOO_LARGE", F.format_string(
             f"line of %d bytes exceeds the limit of {MAX_BYTES} bytes", bytes_)))
-        .when(starts_with_bom, reject("BAD_ENCODING", "UTF-8 byte order mark at the start of the line"))
+        .when(starts_with_bom, reject("BAD_ENCODING", BOM_DETAIL))
         .when(value.contains("\u0000"), reject("BAD_ENCODING", F.format_string(
             # a byte offset, as the reference's; a line with a stripped BOM never gets here (checked above)
             "NUL byte at offset %d (UTF-16/32 text?)", F.octet_length(F.substring_index(value, "\u0000", 1)))))

@@ -27,7 +27,7 @@ from pyspark.sql import functions as F
 
 from changeprov import __version__
 from changeprov.errors import InputError, SparkError
-from changeprov.mapping.decode import RAW_LIMIT, REASONS
+from changeprov.mapping.decode import BOM, BOM_DETAIL, RAW_LIMIT, REASONS
 from changeprov.mapping.vocab import rules
 from changeprov.ontology import VERSION_IRI
 from changeprov.spark.fs import FileSystem
@@ -92,21 +92,17 @@ def read_lines(spark: SparkSession, inputs: Sequence[str], bom_files: Sequence[s
     return plain.withColumn("bom", F.lit(False)).unionByName(marked)
 
 
-BOM = b"\xef\xbb\xbf"
-BOM_DETAIL = "UTF-8 byte order mark at the start of the line"  # mapping.decode.decode_line's
-
-
 def _first_bytes(spark: SparkSession, path: str) -> bytes:
     """The first 4 bytes of a file as Spark's line reader sees it (decompressed by Hadoop's codec for
     its suffix: .gz and others). Local files are read directly; other paths through Hadoop."""
     if path.startswith("file:"):
-        import gzip
         from urllib.parse import urlparse
         from urllib.request import url2pathname
 
-        local = url2pathname(urlparse(path).path)
+        from changeprov.mapping.inputs import open_input
+
         try:
-            with (gzip.open if local.endswith(".gz") else open)(local, "rb") as fh:
+            with open_input(url2pathname(urlparse(path).path)) as fh:
                 return fh.read(4)
         except (OSError, EOFError):
             return b""  # unreadable: Spark's read reports it

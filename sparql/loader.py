@@ -24,7 +24,6 @@ leave the batches before it in, and loading again completes them.
 
 from __future__ import annotations
 
-import gzip
 import io
 import os
 import re
@@ -37,6 +36,7 @@ from typing import Callable, Iterator
 import pyoxigraph as ox
 
 from changeprov.errors import ChangeprovError, InputError
+from changeprov.mapping.inputs import open_input
 from changeprov.sparql.stores import NTriplesSyntaxError, TripleStore
 
 LEFTOVER_PREFIXES = ("_temporary", "_staging-", ".spark-staging-")
@@ -107,7 +107,7 @@ class _Chain(io.RawIOBase):
             self._cur = None
             return False
         self._on_open(i, path)
-        self._cur = gzip.open(path, "rb") if path.name.endswith(".gz") else path.open("rb")
+        self._cur = open_input(path)
         return True
 
     def readinto(self, buf) -> int:
@@ -143,8 +143,7 @@ def _located(exc: NTriplesSyntaxError, files: list[Path], root: Path) -> InputEr
         return exc
     line = exc.line
     for path in files:
-        opener = gzip.open if path.name.endswith(".gz") else open
-        with opener(path, "rb") as fh:
+        with open_input(path) as fh:
             spans = sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 20), b"")) + 1
         if line <= spans:  # _Chain follows each file with a newline, so a file spans its newlines + 1
             shift = exc.line - line
@@ -169,8 +168,7 @@ def check_files(files: list[Path], root: Path) -> int:
 
 def iter_partition_lines(files: list[Path]) -> Iterator[bytes]:
     for path in files:
-        opener = gzip.open if path.name.endswith(".gz") else open
-        with opener(path, "rb") as fh:
+        with open_input(path) as fh:
             yield from fh
 
 
