@@ -139,24 +139,19 @@ def find_boms(spark: SparkSession, inputs: Sequence[str]) -> Inputs:
 
     Local inputs are files already (resolve_inputs); a remote folder or glob is listed through
     Spark's own file listing and passed on as it is when none of its files starts with a BOM."""
-    plain: list[str] = []
-    found = Inputs(plain)
-    for item in inputs:
-        if item.startswith("file:"):
-            files = [item]
-        else:  # hdfs://, s3a://, …: the files Spark's reader would list
-            files = list(spark.read.option("recursiveFileLookup", "true").text(item).inputFiles())
-        marked = []
-        with ThreadPoolExecutor(16) as pool:  # remote: one small ranged read per file, 16 at a time
-            heads = list(pool.map(lambda f: _first_bytes(spark, f), files))
-        for f, head in zip(files, heads):
-            if head.startswith(BOM):
-                marked.append(f)
-                (found.bom_only if head == BOM else found.bom).append(f)
-        if not marked:
-            plain.append(item)
-        else:
-            plain.extend(f for f in files if f not in marked)
+    listed = {item: [item] if item.startswith("file:")  # hdfs://, s3a://, …: the files Spark would read
+              else list(spark.read.option("recursiveFileLookup", "true").text(item).inputFiles())
+              for item in inputs}
+    every = [f for files in listed.values() for f in files]
+    with ThreadPoolExecutor(16) as pool:  # remote: one small ranged read per file, 16 at a time
+        heads = dict(zip(every, pool.map(lambda f: _first_bytes(spark, f), every)))
+    found = Inputs(plain=[])
+    for item, files in listed.items():
+        marked = {f for f in files if heads[f].startswith(BOM)}
+        found.plain.extend([item] if not marked else [f for f in files if f not in marked])
+        for f in files:
+            if f in marked:
+                (found.bom_only if heads[f] == BOM else found.bom).append(f)
     return found
 
 
