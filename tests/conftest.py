@@ -1,4 +1,5 @@
-"""Shared fixtures: the ../shared folder (skips cleanly when absent) and one session-scoped Spark."""
+"""Shared fixtures: the ../shared folder (skips cleanly when absent), one session-scoped Spark, and the
+corpus as an export, an embedded store and a real `oxigraph serve` endpoint (built once per run)."""
 
 from __future__ import annotations
 
@@ -52,3 +53,40 @@ def spark():
                                 **INTERPRETED})
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def corpus_work(shared_dir, tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("corpus")
+
+
+@pytest.fixture(scope="session")
+def corpus_export_dir(corpus_work) -> Path:
+    """Both corpora mapped by the reference mapper, as a committed two-partition export."""
+    from sparql_support import corpus_export
+
+    return corpus_export(corpus_work)
+
+
+@pytest.fixture(scope="session")
+def corpus_db(corpus_work, corpus_export_dir) -> Path:
+    """An embedded store holding the corpus export. Tests only read it (copy it to change it)."""
+    from changeprov.sparql.loader import load_export
+    from changeprov.sparql.stores import open_store
+
+    path = corpus_work / "db"
+    with open_store("embedded", path=path, create=True) as store:
+        load_export(store, corpus_export_dir)
+    return path
+
+
+@pytest.fixture(scope="session")
+def corpus_endpoint(corpus_work, corpus_export_dir):
+    """The URL of a real `oxigraph serve` holding the corpus export, stopped at the end of the run."""
+    from changeprov.sparql.loader import load_export
+    from changeprov.sparql.server import oxigraph_server
+    from changeprov.sparql.stores import open_store
+
+    with oxigraph_server(corpus_work / "served") as url:
+        load_export(open_store("remote", endpoint=url), corpus_export_dir)
+        yield url

@@ -18,10 +18,7 @@ from changeprov.cli import main
 from changeprov.mapping.reference import map_to_files
 from changeprov.sparql.audit import run_audit
 from changeprov.sparql.audit_html import layered_layout, render_html
-from changeprov.sparql.loader import load_export
 from changeprov.sparql.stores import open_store
-from changeprov.sparql.server import oxigraph_server
-from sparql_support import corpus_export
 
 DS = "urn:li:dataset:(urn:li:dataPlatform:{},PROD)".format
 FCT, LEGACY = DS("snowflake,analytics.core.fct_orders"), DS("hive,staging.orders_legacy")
@@ -37,21 +34,8 @@ CORPUS_COUNTS = {"schema-drop": 2, "version-gap": 1, "lineage-removed": 3, "sens
 
 
 @pytest.fixture(scope="module")
-def work(shared_dir, tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("audit")
-
-
-@pytest.fixture(scope="module")
-def export(work) -> Path:
-    return corpus_export(work)
-
-
-@pytest.fixture(scope="module")
-def db(work, export) -> Path:
-    path = work / "db"
-    with open_store("embedded", path=path, create=True) as store:
-        load_export(store, export)
-    return path
+def db(corpus_db) -> Path:
+    return corpus_db
 
 
 @pytest.fixture(scope="module")
@@ -170,10 +154,8 @@ def test_time_window(db):
     assert march.by_day() == [("2024-03-15", 6, {"urn:li:corpuser:bob": 2, "urn:li:corpuser:carol": 4})]
 
 
-def test_endpoint_gives_the_same_report(work, export, report):
-    with oxigraph_server(work / "served") as url:
-        load_export(open_store("remote", endpoint=url), export)
-        remote = run_audit(open_store("remote", endpoint=url), now_ms=NOW_MS).to_dict()
+def test_endpoint_gives_the_same_report(corpus_endpoint, report):
+    remote = run_audit(open_store("remote", endpoint=corpus_endpoint), now_ms=NOW_MS).to_dict()
     local = report.to_dict()
     for doc in (remote, local):
         doc.pop("store")

@@ -23,8 +23,6 @@ from changeprov.sparql.describe import describe_triples, render_graph
 from changeprov.sparql.loader import load_export
 from changeprov.sparql.queries import get_query, list_queries, load_query_file, run_query
 from changeprov.sparql.stores import open_store
-from changeprov.sparql.server import oxigraph_server
-from sparql_support import CORPUS, corpus_export
 
 DS = "urn:li:dataset:(urn:li:dataPlatform:{},PROD)".format
 LTV, ORDERS = DS("snowflake,analytics.marts.customer_ltv"), DS("postgres,shop.public.orders")
@@ -47,23 +45,13 @@ DOWNSTREAM_ORDERS = {
 
 
 @pytest.fixture(scope="module")
-def work(tmp_path_factory) -> Path:
-    if not CORPUS.is_dir():
-        pytest.skip("../shared is absent (a user's clone has none); CI always has it")
-    return tmp_path_factory.mktemp("queries")
+def export(corpus_export_dir) -> Path:
+    return corpus_export_dir
 
 
 @pytest.fixture(scope="module")
-def export(work) -> Path:
-    return corpus_export(work)
-
-
-@pytest.fixture(scope="module")
-def db(work, export) -> Path:
-    path = work / "db"
-    with open_store("embedded", path=path, create=True) as store:
-        load_export(store, export)
-    return path
+def db(corpus_db) -> Path:
+    return corpus_db
 
 
 @pytest.fixture(scope="module")
@@ -73,10 +61,8 @@ def embedded(db):
 
 
 @pytest.fixture(scope="module")
-def endpoint(work, export):
-    with oxigraph_server(work / "served") as url:
-        load_export(open_store("remote", endpoint=url), export)
-        yield url
+def endpoint(corpus_endpoint):
+    return corpus_endpoint
 
 
 @pytest.fixture(scope="module")
