@@ -64,6 +64,22 @@ def _named(node) -> bool:
     return isinstance(node, rdflib.URIRef)
 
 
+def _direct_supers(graph: rdflib.Graph, members: set[str], sub_of, equivalent) -> dict[str, set[str]]:
+    """Each member's direct super-terms among ``members``: by ``sub_of``, and both ways by ``equivalent``."""
+    supers: dict[str, set[str]] = {m: set() for m in members}
+
+    def edges(predicate):
+        return ((str(s), str(o)) for s, o in graph.subject_objects(predicate)
+                if _named(s) and _named(o) and str(s) in members and str(o) in members)
+
+    for s, o in edges(sub_of):
+        supers[s].add(o)
+    for s, o in edges(equivalent):
+        supers[s].add(o)
+        supers[o].add(s)
+    return supers
+
+
 def _transitive(direct: dict[str, set[str]]) -> dict[str, frozenset[str]]:
     out = {}
     for start in direct:
@@ -103,25 +119,8 @@ def tbox() -> TBox:
     properties = {str(s) for t in prop_types for s in graph.subjects(RDF.type, t) if _named(s)}
     datatypes = {str(s) for s in closed.subjects(RDF.type, RDFS.Datatype) if _named(s)}
 
-    sub: dict[str, set[str]] = {c: set() for c in classes}
-    for s, o in closed.subject_objects(RDFS.subClassOf):
-        if _named(s) and _named(o) and str(s) in classes and str(o) in classes:
-            sub[str(s)].add(str(o))
-    for s, o in closed.subject_objects(OWL.equivalentClass):
-        if _named(s) and _named(o) and str(s) in classes and str(o) in classes:
-            sub[str(s)].add(str(o))
-            sub[str(o)].add(str(s))
-    superclasses = _transitive(sub)
-
-    spo: dict[str, set[str]] = {p: set() for p in properties}
-    for s, o in closed.subject_objects(RDFS.subPropertyOf):
-        if _named(s) and _named(o) and str(s) in properties and str(o) in properties:
-            spo[str(s)].add(str(o))
-    for s, o in closed.subject_objects(OWL.equivalentProperty):
-        if _named(s) and _named(o) and str(s) in properties and str(o) in properties:
-            spo[str(s)].add(str(o))
-            spo[str(o)].add(str(s))
-    superproperties = _transitive(spo)
+    superclasses = _transitive(_direct_supers(closed, classes, RDFS.subClassOf, OWL.equivalentClass))
+    superproperties = _transitive(_direct_supers(closed, properties, RDFS.subPropertyOf, OWL.equivalentProperty))
 
     def up(cs) -> frozenset[str]:
         return frozenset(c2 for c in cs if c in classes for c2 in {c} | superclasses[c])

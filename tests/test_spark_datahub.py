@@ -42,30 +42,30 @@ def _j(obj) -> bytes:
 DS = "urn:li:dataset:(urn:li:dataPlatform:hive,db.t,PROD)"
 
 
+def _with(obj: dict, over: dict) -> dict:
+    """``obj`` with the keys of ``over`` set, or removed where the value is _DROP."""
+    for k, v in over.items():
+        if v is _DROP:
+            obj.pop(k, None)
+        else:
+            obj[k] = v
+    return obj
+
+
 def mcl(**over):
     obj = {"entityType": "dataset", "entityUrn": DS, "changeType": "UPSERT", "aspectName": "globalTags",
            "aspect": {"value": json.dumps({"tags": [{"tag": "urn:li:tag:pii"}]}), "contentType": "application/json"},
            "systemMetadata": {"lastObserved": 1709280000007, "version": "2"},
            "previousSystemMetadata": {"version": "1"},
            "created": {"time": 1709280000000, "actor": "urn:li:corpuser:datahub"}}
-    for k, v in over.items():
-        if v is _DROP:
-            obj.pop(k, None)
-        else:
-            obj[k] = v
-    return obj
+    return _with(obj, over)
 
 
 def ece(**over):
     obj = {"entityType": "dataset", "entityUrn": DS, "category": "TAG", "operation": "ADD",
            "modifier": "urn:li:tag:PII", "auditStamp": {"time": 1709546700000, "actor": "urn:li:corpuser:bob"},
            "version": 0, "parameters": {"tagUrn": "urn:li:tag:PII"}}
-    for k, v in over.items():
-        if v is _DROP:
-            obj.pop(k, None)
-        else:
-            obj[k] = v
-    return obj
+    return _with(obj, over)
 
 
 def envelope(payload, name="entityChangeEvent", header=None):
