@@ -33,9 +33,14 @@ RDF_JSON = "http://www.w3.org/1999/02/22-rdf-syntax-ns#JSON"
 MAX_MS = 253402300799999
 ASCII_IRI_ESCAPED_CLASS = '[ "#%<>?\\[\\\\\\]^`{|}]'  # terms.IRI_ESCAPED plus %: single characters, one table
 UNICODE_SPACE_CLASS = "[" + "".join(f"\\x{{{ord(c):X}}}" for c in IRI_ESCAPES if ord(c) > 0x7F) + "]"
-CONTROL_CLASS = "[\\x00-\\x1f\\x7f]"  # the characters escape_string writes as \uXXXX
-# every character escape_string rewrites: backslash, quote and the C0 controls (LF, CR included) and DEL
-NEEDS_ESCAPE_CLASS = '[\\x{0}-\\x{1F}\\x{7F}\\\\"]'
+CONTROL_CLASS = "[\\x00-\\x1f\\x7f]"  # C0 controls and DEL: never part of an IRI
+# The literal escapes of pyoxigraph's N-Triples serializer, which the reference mapper writes with:
+# ECHAR for these, \uXXXX for the other C0 controls and DEL, and \uFFFE / \uFFFF for the two
+# BMP non-characters. The same bytes on both sides, so their outputs compare line by line.
+ECHARS = (("\\", "\\\\"), ('"', '\\"'), ("\n", "\\n"), ("\r", "\\r"), ("\t", "\\t"), ("\b", "\\b"),
+          ("\f", "\\f"), ("\ufffe", "\\uFFFE"), ("\uffff", "\\uFFFF"))
+UCHAR_CLASS = "[\\x00-\\x07\\x0b\\x0e-\\x1f\\x7f]"  # the characters escape_string writes as \u00XX
+NEEDS_ESCAPE_CLASS = '[\\x{0}-\\x{1F}\\x{7F}\\\\"\\x{FFFE}\\x{FFFF}]'  # every character escape_string rewrites
 
 
 # ---------------------------------------------------------------- binding
@@ -242,15 +247,15 @@ def term(curie: str) -> Column:
 
 
 def escape_string(text: Column) -> Column:
-    """The body of an N-Triples string literal: backslash, quote, LF and CR escaped; other C0
-    controls and DEL as \\uXXXX (files stay plain text). One check for the common case."""
+    """The body of an N-Triples string literal, byte for byte as pyoxigraph writes it (ECHARS, then
+    the remaining controls as \\u00XX): files stay plain text. One check for the common case."""
     simple = text
-    for a, b in (("\\", "\\\\"), ('"', '\\"'), ("\n", "\\n"), ("\r", "\\r")):
+    for a, b in ECHARS:
         simple = F.replace(simple, F.lit(a), F.lit(b))
     full = F.array_join(F.transform(_code_points(simple), lambda c: F.when(
-        c.rlike(CONTROL_CLASS), F.format_string("\\u%04X", F.ascii(c))).otherwise(c)), "")
-    # the common case (nothing to escape) costs one regex search; control characters are a subset
-    return F.when(text.rlike(NEEDS_ESCAPE_CLASS), F.when(text.rlike(CONTROL_CLASS), full).otherwise(simple)) \
+        c.rlike(UCHAR_CLASS), F.format_string("\\u%04X", F.ascii(c))).otherwise(c)), "")
+    # the common case (nothing to escape) costs one regex search; the \u00XX controls are a subset
+    return F.when(text.rlike(NEEDS_ESCAPE_CLASS), F.when(text.rlike(UCHAR_CLASS), full).otherwise(simple)) \
         .otherwise(text)
 
 
@@ -269,14 +274,15 @@ def safe_literal(lexical: Column, datatype: str) -> Column:
 
 
 def json_literal(text: Column) -> Column:
-    """An rdf:JSON literal of canonical JSON text: only its quotes and backslashes need escaping
-    (Spark writes every control character as an escape, except DEL)."""
+    """An rdf:JSON literal of canonical JSON text: only its quotes, backslashes, DEL and U+FFFE/U+FFFF
+    need escaping (Spark writes every other control character as a JSON escape)."""
     # One chain of replaces that reads ``text`` once: a condition on ``text`` beside the rewrite made
     # Spark evaluate a ``to_json`` argument twice (subexpression elimination does not reach CASE
     # branches), ~2% of the map stage's time on OpenMetadata events. Backslashes go first, so the
-    # ones added for quotes and DEL (written \u007F, as escape_string does) are not doubled.
-    body = F.replace(F.replace(F.replace(text, F.lit("\\"), F.lit("\\\\")), F.lit('"'), F.lit('\\"')),
-                     F.lit("\x7f"), F.lit("\\u007F"))
+    # ones added for quotes, DEL and the non-characters (written as escape_string does) are not doubled.
+    body = text
+    for a, b in (("\\", "\\\\"), ('"', '\\"'), ("\x7f", "\\u007F"), ("\ufffe", "\\uFFFE"), ("\uffff", "\\uFFFF")):
+        body = F.replace(body, F.lit(a), F.lit(b))
     return F.concat(F.lit('"'), body, F.lit(f'"^^<{RDF_JSON}>'))
 
 
