@@ -3,9 +3,42 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+_GLOB_CHARS = re.compile(r"([\\{}\[\]*?])")
+
+
+def local_input(path: str | os.PathLike) -> str:
+    r"""A local file as the path string Spark's readers take: ``file://`` and the path as it is, with
+    the characters Spark would read as a glob escaped. Not ``Path.as_uri()``: Hadoop's ``Path(String)``
+    does not decode ``%XX``, so ``a%20b`` would name a file called that, not ``a b``.
+
+    >>> local_input("/data/my events/a[1].jsonl")
+    'file:///data/my events/a\\[1\\].jsonl'
+    >>> local_file(local_input("/data/x{y}*?.jsonl"))
+    '/data/x{y}*?.jsonl'
+    """
+    return "file://" + _GLOB_CHARS.sub(r"\\\1", os.fspath(path))
+
+
+def local_file(item: str) -> str:
+    """The local path behind a ``local_input`` string."""
+    return re.sub(r"\\(.)", r"\1", item.removeprefix("file://"))
+
+
+def display_source(file_uri: str) -> str:
+    """A file as Spark reports it (``_metadata.file_path``, a URI: ``file:/data/my%20events/a.jsonl``)
+    → its name as the reference mapper writes it in quarantine records (relative to the working
+    folder, mapping.inputs.display_name). Other file systems' URIs are kept as they are."""
+    if not file_uri.startswith("file:"):
+        return file_uri
+    from changeprov.mapping.inputs import display_name
+
+    return display_name(Path(unquote(urlparse(file_uri).path)))
 
 
 @dataclass

@@ -20,6 +20,7 @@ import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable, Sequence
 
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -30,7 +31,7 @@ from changeprov.errors import InputError, SparkError
 from changeprov.mapping.decode import BOM, BOM_DETAIL, RAW_LIMIT, REASONS
 from changeprov.mapping.vocab import rules
 from changeprov.ontology import VERSION_IRI
-from changeprov.spark.fs import FileSystem
+from changeprov.spark.fs import FileSystem, display_source, local_file, local_input
 from changeprov.spark.session import first_line
 from changeprov.spark.transform import map_lines
 
@@ -96,13 +97,10 @@ def _first_bytes(spark: SparkSession, path: str) -> bytes:
     """The first 4 bytes of a file as Spark's line reader sees it (decompressed by Hadoop's codec for
     its suffix: .gz and others). Local files are read directly; other paths through Hadoop."""
     if path.startswith("file:"):
-        from urllib.parse import urlparse
-        from urllib.request import url2pathname
-
         from changeprov.mapping.inputs import open_input
 
         try:
-            with open_input(url2pathname(urlparse(path).path)) as fh:
+            with open_input(local_file(path)) as fh:
                 return fh.read(4)
         except (OSError, EOFError):
             return b""  # unreadable: Spark's read reports it
@@ -260,7 +258,7 @@ def resolve_inputs(inputs: Sequence[str]) -> list[str]:
 
     local = [i for i in inputs if "://" not in i or i.startswith("file://")]
     remote = [i for i in inputs if i not in local]
-    files = [p.as_uri() for p in expand_inputs([i.removeprefix("file://") for i in local])] if local else []
+    files = [local_input(p) for p in expand_inputs([i.removeprefix("file://") for i in local])] if local else []
     if local and not files:
         raise InputError("no JSONL input files found in " + ", ".join(local))
     return files + remote
@@ -401,12 +399,14 @@ def _number_quarantine(spark: SparkSession, fs: FileSystem, staging: str, splits
                        bom_only: Sequence[str] = ()) -> DataFrame | None:
     """Quarantine records with real line numbers: lines before the split + row index in it + 1.
     ``bom_only``: files whose one line, a lone BOM, Spark never read (their record is made here)."""
-    readable = F.regexp_replace(F.col("source"), r"^file:(//)?", "")  # local paths as users wrote them
     extra = None
     if bom_only:
-        extra = (spark.createDataFrame([(f,) for f in bom_only], "source string")
+        from changeprov.mapping.inputs import display_name
+
+        names = [(f, display_name(Path(local_file(f))) if f.startswith("file:") else f) for f in bom_only]
+        extra = (spark.createDataFrame(names, "source string, display string")
                  .select(F.to_json(F.struct(F.lit("BAD_ENCODING").alias("reason"),
-                                            F.lit(BOM_DETAIL).alias("detail"), readable.alias("source"),
+                                            F.lit(BOM_DETAIL).alias("detail"), F.col("display").alias("source"),
                                             F.lit(1).cast("long").alias("line"), F.lit("\ufeff").alias("raw")))
                          .alias("value"), F.col("source").alias("_s"), F.lit(1).cast("long").alias("_l")))
     if not fs.exists(staging, "kind=q"):
@@ -415,14 +415,14 @@ def _number_quarantine(spark: SparkSession, fs: FileSystem, staging: str, splits
     for path, blocks in splits.items():
         before = 0
         for block, n, first in sorted(blocks):
-            offsets.append((path, block, before, first))
+            offsets.append((path, display_source(path), block, before, first))  # names as the reference writes them
             before += n
-    table = spark.createDataFrame(offsets, "path string, block long, before long, first long")
+    table = spark.createDataFrame(offsets, "path string, display string, block long, before long, first long")
     recs = spark.read.text(fs.path(staging, "kind=q").toString()).select(
         F.from_json("value", "reason string, detail string, source string, block long, mono long, raw string")
         .alias("r")).select("r.*")
     numbered = (recs.join(F.broadcast(table), (recs.source == table.path) & (recs.block == table.block))
-            .select(F.to_json(F.struct("reason", "detail", readable.alias("source"),
+            .select(F.to_json(F.struct("reason", "detail", F.col("display").alias("source"),
                                        (F.col("before") + F.col("mono") - F.col("first") + 1).alias("line"),
                                        "raw")).alias("value"),
                     F.col("source").alias("_s"), (F.col("before") + F.col("mono") - F.col("first") + 1).alias("_l")))

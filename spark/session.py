@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 from typing import Mapping, Sequence
-from urllib.parse import unquote, urlparse
 
 from changeprov.errors import SparkError
 from changeprov.javacheck import java_version
+from changeprov.spark.fs import local_file
 
 DEFAULTS = {
     "spark.sql.session.timeZone": "UTC",
@@ -103,7 +103,7 @@ def evaluation_conf(inputs: Sequence[str]) -> dict[str, str]:
     for item in inputs:
         if "://" in item and not item.startswith("file:"):
             return {}
-        path = unquote(urlparse(item).path) if item.startswith("file:") else item
+        path = local_file(item) if item.startswith("file:") else item
         try:
             size = os.path.getsize(path)
         except OSError:
