@@ -8,6 +8,7 @@ import gzip
 import os
 import stat
 import uuid
+import zlib
 from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO, Iterable, Iterator, Sequence
@@ -37,6 +38,11 @@ def expand_inputs(inputs: Iterable[str]) -> list[Path]:
     return unique
 
 
+# What reading an input can raise: a truncated or non-gzip .gz is an EOFError or OSError, a corrupt
+# gzip stream a zlib.error (neither of those).
+READ_ERRORS = (OSError, EOFError, zlib.error)
+
+
 def open_input(path: str | Path) -> BinaryIO:
     """``path`` opened for reading bytes, decompressed when its name ends in ``.gz`` (the inputs'
     and the exports' one convention)."""
@@ -49,7 +55,7 @@ def read_lines(path: Path) -> Iterator[tuple[int, bytes]]:
         with open_input(path) as fh:
             for number, raw in enumerate(fh, start=1):
                 yield number, raw[:-1] if raw.endswith(b"\n") else raw
-    except (OSError, EOFError) as exc:
+    except READ_ERRORS as exc:
         raise InputError(f"{path}: cannot read: {exc}") from None
 
 

@@ -97,12 +97,12 @@ def _first_bytes(spark: SparkSession, path: str) -> bytes:
     """The first 4 bytes of a file as Spark's line reader sees it (decompressed by Hadoop's codec for
     its suffix: .gz and others). Local files are read directly; other paths through Hadoop."""
     if path.startswith("file:"):
-        from changeprov.mapping.inputs import open_input
+        from changeprov.mapping.inputs import READ_ERRORS, open_input
 
         try:
             with open_input(local_file(path)) as fh:
                 return fh.read(4)
-        except (OSError, EOFError):
+        except READ_ERRORS:
             return b""  # unreadable: Spark's read reports it
     jvm = spark._jvm
     conf = spark._jsc.hadoopConfiguration()

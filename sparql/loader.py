@@ -36,7 +36,7 @@ from typing import Callable, Iterator
 import pyoxigraph as ox
 
 from changeprov.errors import ChangeprovError, InputError
-from changeprov.mapping.inputs import open_input
+from changeprov.mapping.inputs import READ_ERRORS, open_input
 from changeprov.sparql.stores import NTriplesSyntaxError, TripleStore
 
 LEFTOVER_PREFIXES = ("_temporary", "_staging-", ".spark-staging-")
@@ -107,6 +107,7 @@ class _Chain(io.RawIOBase):
             self._cur = None
             return False
         self._on_open(i, path)
+        self._path = path
         self._cur = open_input(path)
         return True
 
@@ -118,7 +119,10 @@ class _Chain(io.RawIOBase):
                 return 1
             if self._cur is None and not self._next():
                 return 0
-            n = self._cur.readinto(buf)
+            try:
+                n = self._cur.readinto(buf)
+            except READ_ERRORS as exc:  # a corrupt .nt.gz: name it, no traceback
+                raise InputError(f"{self._path}: cannot read: {exc}") from None
             if n:
                 self.bytes_read += n
                 return n

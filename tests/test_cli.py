@@ -31,6 +31,40 @@ def test_bad_input_is_exit_2_with_a_message_not_a_traceback(tmp_path, capsys):
     assert "missing.jsonl" in err and "Traceback" not in err
 
 
+def _corrupt_gzip(data: bytes) -> bytes:
+    """``data`` gzipped, with bytes in the middle of the deflate stream flipped: zlib fails mid-file."""
+    import gzip
+
+    raw = bytearray(gzip.compress(data))
+    for i in range(200, 260):
+        raw[i] ^= 0x55
+    return bytes(raw)
+
+
+@pytest.mark.parametrize("command", ["map", "load"])
+def test_a_corrupt_gzip_input_is_exit_2_naming_the_file(tmp_path, capsys, command):
+    """zlib.error is neither OSError nor EOFError: it escaped as a traceback with exit 1 ("findings")."""
+    if command == "map":
+        lines = b"".join(b'{"id":"e%d","eventType":"entityCreated","entityType":"table","entityId":"x",'
+                         b'"timestamp":1700000000000,"entityFullyQualifiedName":"s.d.t%d"}\n' % (i, i)
+                         for i in range(3000))
+        (tmp_path / "bad.jsonl.gz").write_bytes(_corrupt_gzip(lines))
+        argv = ["map", str(tmp_path / "bad.jsonl.gz"), "--out", str(tmp_path / "o.nt"),
+                "--quarantine", str(tmp_path / "q.jsonl")]
+    else:
+        from sparql_support import make_export
+
+        nt = b"".join(b'<http://ex.org/%d> <http://ex.org/p> "%d" .\n' % (i, i) for i in range(20000))
+        export = make_export(tmp_path / "export", {"x/2024-01-01/part-00000": nt}, gz=True)
+        part = next(export.rglob("part-00000.nt.gz"))
+        part.write_bytes(_corrupt_gzip(nt))
+        argv = ["load", str(export), "--store", str(tmp_path / "store")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "bad.jsonl.gz" in err or "part-00000.nt.gz" in err
+    assert "cannot read" in err and "Traceback" not in err
+
+
 @pytest.mark.parametrize("out", ["events.nt", "events.nt/sub", "file://{tmp}/events.nt"])
 def test_export_to_a_file_fails_before_spark_starts(tmp_path, capsys, monkeypatch, out):
     import changeprov.spark.session as session
