@@ -177,13 +177,74 @@ def test_entity_state_golden(store):
     v3 = run_query(store, q, {"entity": OM_ORDERS, "version": "0.3"})
     assert [r["field"].value for r in v3.dicts()] == ["description", "owners", "tags"]
     latest = run_query(store, q, {"entity": OM_ORDERS})
-    # columns (added in 0.5, deleted in 1.5) and followers (added, later deleted) are absent
+    # list fields by member: the column added in 0.5 is still there (1.5 deleted another one, which
+    # no change had added); followers (no member triples) show their last change, a deletion: absent
+    assert [(r["field"].value, r["value"].value) for r in latest.dicts() if r["field"].value in ("columns", "tags")] \
+        == [("columns", "mysql_prod.ecommerce.sales.orders.loyalty_tier"), ("tags", "Tier.Tier1")]
     assert [r["field"].value for r in latest.dicts()] == [
-        "columns.customer_email.tags", "columns.order_total.description", "description", "owners", "tags"]
+        "columns", "columns.customer_email.tags", "columns.order_total.description", "description", "owners", "tags"]
     by_time = run_query(store, q, {"entity": OM_ORDERS, "as_of": "2026-09-05"})
     assert [r["field"].value for r in by_time.dicts()] == [
         "columns", "columns.customer_email.tags", "columns.order_total.description", "description", "followers",
         "owners", "tags"]
+
+
+def _om_update(n: int, ms: int, version: float, *, added=(), updated=(), deleted=()) -> dict:
+    """An OpenMetadata entityUpdated event of one table, with its change description."""
+    return {"id": f"u-{n}", "eventType": "entityUpdated", "entityType": "table", "entityId": "t-1",
+            "entityFullyQualifiedName": "svc.db.sch.t", "userName": "alice", "timestamp": ms,
+            "previousVersion": round(version - 0.1, 1), "currentVersion": version,
+            "changeDescription": {"fieldsAdded": list(added), "fieldsUpdated": list(updated),
+                                  "fieldsDeleted": list(deleted), "previousVersion": round(version - 0.1, 1)}}
+
+
+def _tags(*fqns: str) -> str:
+    return json.dumps([{"tagFQN": f, "source": "Classification", "labelType": "Manual", "state": "Confirmed"}
+                       for f in fqns])
+
+
+@pytest.fixture(scope="module")
+def state_store(tmp_path_factory):
+    """One table: tags added and removed over several changes (OpenMetadata lists each change, not the
+    whole list), then four description updates in the same millisecond (versions 1.1 to 1.4)."""
+    from changeprov.mapping.reference import map_to_files
+
+    work = tmp_path_factory.mktemp("state")
+    day = 1_700_000_000_000
+    events = [
+        _om_update(1, day, 0.2, added=[{"name": "tags", "newValue": _tags("PII.Sensitive", "Tier.Tier1")}]),
+        _om_update(2, day + 1000, 0.3, added=[{"name": "tags", "newValue": _tags("Retention.Short")}]),
+        _om_update(3, day + 2000, 0.4, deleted=[{"name": "tags", "oldValue": _tags("Tier.Tier1")}]),
+        _om_update(4, day + 3000, 0.5, added=[{"name": "tags", "newValue": _tags("Tier.Tier2")}]),
+    ] + [_om_update(5 + i, day + 9000, round(1.1 + i / 10, 1),
+                    updated=[{"name": "description", "oldValue": "x", "newValue": text}])
+         for i, text in enumerate("ABCD")]
+    events.reverse()  # the file's order must not matter
+    src = work / "events.jsonl"
+    src.write_text("".join(json.dumps(e) + "\n" for e in events))
+    counts = map_to_files([str(src)], work / "x.nt", work / "q.jsonl").as_dict()
+    assert counts["mapped"] == len(events), (work / "q.jsonl").read_text()[:500]
+    store = open_store("embedded", path=work / "db", create=True)
+    with (work / "x.nt").open("rb") as nt:
+        store.load_ntriples(nt)
+    return store
+
+
+@pytest.mark.parametrize("params, tags, description", [
+    ({"version": "0.2"}, ["PII.Sensitive", "Tier.Tier1"], None),
+    ({"version": "0.3"}, ["PII.Sensitive", "Retention.Short", "Tier.Tier1"], None),
+    ({"version": "0.4"}, ["PII.Sensitive", "Retention.Short"], None),
+    ({}, ["PII.Sensitive", "Retention.Short", "Tier.Tier2"], "D"),
+    ({"version": "1.2"}, ["PII.Sensitive", "Retention.Short", "Tier.Tier2"], "B"),
+])
+def test_entity_state_rebuilds_list_fields_from_their_changes(state_store, params, tags, description):
+    """A user's test: the state showed only the last change's tags, one removal hid the whole field,
+    and same-millisecond versions were ordered by IRI (description "B" instead of "D")."""
+    rows = run_query(state_store, get_query("entity-state"), {"entity": "svc.db.sch.t", **params}).dicts()
+    assert [r["value"].value for r in rows if r["field"].value == "tags"] == tags
+    assert [r["value"].value for r in rows if r["field"].value == "description"] == ([description] if description else [])
+    history = run_query(state_store, get_query("entity-history"), {"entity": "svc.db.sch.t"}).dicts()
+    assert [r["current_version"].value for r in history] == ["0.2", "0.3", "0.4", "0.5", "1.1", "1.2", "1.3", "1.4"]
 
 
 def test_deleted_entities_golden(store):
