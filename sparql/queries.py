@@ -188,6 +188,13 @@ def user_node(value: str) -> ox.NamedNode:
 
 
 _IRI_CHECK = "SELECT ?iri ?t WHERE {\n#@bindings\n?iri a ?t\n} LIMIT 1\n"
+_USE_CHECK = {  # how a node is used as what the parameter names
+    "entity": "PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+              "SELECT ?node WHERE {\n#@bindings\n?event om:affectsEntity ?node\n} LIMIT 1\n",
+    "tag": "PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+           "SELECT ?node WHERE {\n#@bindings\n?fc ?rel ?node\nVALUES ?rel { om:addedTag om:removedTag "
+           "om:addedGlossaryTerm om:removedGlossaryTerm }\n} LIMIT 1\n",
+}
 
 
 def resolve_node(store: TripleStore, value: str, *, what: str = "entity") -> ox.NamedNode:
@@ -196,6 +203,12 @@ def resolve_node(store: TripleStore, value: str, *, what: str = "entity") -> ox.
         raise InputError(f"empty {what}")
     rows = run_query(store, get_query("resolve"), {"key": value}, raw=True)
     nodes = sorted({r[rows.variables.index("node")] for r in rows.rows}, key=str)
+    if len(nodes) > 1:
+        # One OpenMetadata FQN can name two nodes: a glossary term (or classification tag) with events
+        # of its own is an entity, and applying it as a tag makes a tag-reference node with the same
+        # FQN. A tag parameter means the latter, an entity parameter the former.
+        used = [n for n in nodes if store.select(_USE_CHECK[what], {"node": n}).rows]
+        nodes = used if len(used) == 1 else nodes
     if len(nodes) > 1:
         raise InputError(f"{what} {value[:120]!r} is ambiguous: {', '.join(n.value for n in nodes[:5])}; "
                          "pass the IRI instead")

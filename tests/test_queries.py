@@ -189,6 +189,16 @@ def test_entity_state_golden(store):
         "owners", "tags"]
 
 
+def test_a_glossary_term_fqn_names_the_term_as_a_tag_and_as_an_entity(store):
+    """BusinessGlossary.Revenue is an entity (its own events) and a tag reference (applied to a table),
+    both with that FQN: every query said "ambiguous". The parameter's type picks the node."""
+    tags = run_query(store, get_query("tag-changes"), {"tag": "BusinessGlossary.Revenue"}).dicts()
+    assert [(r["action"].value, r["kind"].value, r["entity_name"].value) for r in tags] == [
+        ("added", "glossaryTerm", OM_DR)]
+    history = run_query(store, get_query("entity-history"), {"entity": "BusinessGlossary.Revenue"}).dicts()
+    assert [r["event_type"].value for r in history][:2] == ["EntityCreated", "EntityUpdated"]
+
+
 def _om_update(n: int, ms: int, version: float, *, added=(), updated=(), deleted=()) -> dict:
     """An OpenMetadata entityUpdated event of one table, with its change description."""
     return {"id": f"u-{n}", "eventType": "entityUpdated", "entityType": "table", "entityId": "t-1",
