@@ -110,6 +110,22 @@ class JsonDecimal(Decimal):
         return (JsonDecimal, (self.lexical,))
 
 
+def json_type(value) -> str:
+    """What a decoded JSON value is, in JSON's words: quarantine details are read by users, who know
+    no Python class names.
+
+    >>> json_type(True), json_type(JsonDecimal("1.5")), json_type(7), json_type([]), json_type(None)
+    ('a boolean', 'a number', 'an integer', 'an array', 'null')
+    """
+    if value is None:
+        return "null"
+    for t, name in ((bool, "a boolean"), (int, "an integer"), (Decimal, "a number"), (str, "a string"),
+                    (dict, "an object"), (list, "an array")):
+        if isinstance(value, t):
+            return name
+    return type(value).__name__
+
+
 # ---------------------------------------------------------------- json.loads hooks
 
 _DOUBLE_SAFE_DIGITS = 300  # integers/decimals with fewer integer digits cannot overflow a double
@@ -282,7 +298,7 @@ def loads_strict(text: str, *, what: str, max_depth: int = MAX_DEPTH) -> Any:
     BAD_ASPECT_JSON - aspect.value: Expecting property name enclosed in double quotes: line 1 column 9 (char 8)
     """
     if not isinstance(text, str):
-        raise Rejected("BAD_ASPECT_JSON", f"{what}: expected a JSON string, got {type(text).__name__}")
+        raise Rejected("BAD_ASPECT_JSON", f"{what}: expected a JSON string, got {json_type(text)}")
     if _SURROGATE.search(text):
         raise Rejected("BAD_ASPECT_JSON", f"{what}: lone UTF-16 surrogate")
     try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any, Callable, TypeVar
 
-from changeprov.mapping.decode import Rejected
+from changeprov.mapping.decode import Rejected, json_type
 from changeprov.mapping.terms import BadIdentifier, BadTimestamp
 
 T = TypeVar("T")
@@ -40,7 +40,7 @@ def get(obj: dict, path: str, types: type | tuple[type, ...], *, required: bool 
             return None
     if not _is(cur, types):
         want = " or ".join(_TYPE_NAMES.get(t, t.__name__) for t in types)
-        raise Rejected("BAD_TYPE", f"{path_name}: expected {want}, got {type(cur).__name__}")
+        raise Rejected("BAD_TYPE", f"{path_name}: expected {want}, got {json_type(cur)}")
     if str in types and isinstance(cur, str) and required and not cur:
         raise Rejected("MISSING_FIELD", f"{path_name} is empty")
     return cur

@@ -8,7 +8,7 @@ from typing import Any
 from pyoxigraph import NamedNode
 
 from changeprov.mapping import terms
-from changeprov.mapping.decode import Rejected, loads_strict
+from changeprov.mapping.decode import Rejected, json_type, loads_strict
 from changeprov.mapping.emit import Graph, datetime_literal, decimal_literal, minted, om_entity, om_named
 from changeprov.mapping.events import event_node, field_change, member_changes
 from changeprov.mapping.fields import checked, get, number
@@ -90,7 +90,7 @@ def _entity_state(obj: dict) -> Any:
         return loads_strict(entity, what="entity")
     if entity is None or isinstance(entity, (dict, list)):
         return entity
-    raise Rejected("BAD_TYPE", f"entity: expected an object or a JSON string, got {type(entity).__name__}")
+    raise Rejected("BAD_TYPE", f"entity: expected an object or a JSON string, got {json_type(entity)}")
 
 
 def _versions(g: Graph, event: NamedNode, entity: NamedNode, current: str, previous: str | None,

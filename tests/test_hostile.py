@@ -90,6 +90,17 @@ def test_quarantine_reason_names_the_field(line, reason, field):
     assert field in result.quarantine.detail
 
 
+@pytest.mark.parametrize("timestamp, got", [("1700000000000.0", "a number"), ('"1700000000000"', "a string"),
+                                            ("true", "a boolean"), ("[1]", "an array")])
+def test_type_errors_name_json_types_not_python_classes(timestamp, got):
+    """A user saw "expected an integer, got JsonDecimal": a Python class of ours, not a JSON type."""
+    line = ('{"id":"x","eventType":"entityUpdated","entityType":"table","entityId":"e","timestamp":%s}'
+            % timestamp).encode()
+    result = map_line(line, source="in.jsonl", line=1)
+    assert (result.quarantine.reason, result.quarantine.detail) == (
+        "BAD_TYPE", f"timestamp: expected an integer, got {got}")
+
+
 def test_blank_lines_are_blank_not_quarantined():
     assert map_line(b"   \t").blank and map_line(b"").blank
 
