@@ -118,7 +118,7 @@ def _run_export(args: argparse.Namespace) -> int:
     import sys
 
     from changeprov.errors import InputError
-    from changeprov.spark.job import export, resolve_inputs
+    from changeprov.spark.job import export, outside_output, resolve_inputs
     from changeprov.spark.session import evaluation_conf, get_session
 
     conf = {}
@@ -129,12 +129,14 @@ def _run_export(args: argparse.Namespace) -> int:
         conf[key] = value
     if sys.stderr.isatty():
         conf.setdefault("spark.ui.showConsoleProgress", "true")
-    inputs = resolve_inputs(args.inputs)
-    conf = {**evaluation_conf(inputs), **conf}
-    _check_local_out(args.out)
-
     def progress(msg: str) -> None:
         print(f"[export] {msg}", file=sys.stderr, flush=True)
+
+    _check_local_out(args.out)
+    inputs, own = outside_output(resolve_inputs(args.inputs), args.out)
+    if own:
+        progress(f"skipping {own} file(s) under --out {args.out} (an export's own manifest and quarantine)")
+    conf = {**evaluation_conf(inputs), **conf}
 
     from pyspark.sql import SparkSession
 

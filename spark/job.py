@@ -264,6 +264,20 @@ def resolve_inputs(inputs: Sequence[str]) -> list[str]:
     return files + remote
 
 
+def outside_output(inputs: Sequence[str], out: str) -> tuple[list[str], int]:
+    """``inputs`` (from resolve_inputs) without the local files under ``out``, and how many those were.
+
+    An export's manifest and quarantine are JSON and JSON lines: with --out inside an input folder,
+    every later run read the earlier runs' output as events (and its quarantine grew each time)."""
+    if "://" in out and not out.startswith("file://"):
+        return list(inputs), 0
+    root = Path(out.removeprefix("file://")).resolve()
+    kept = [i for i in inputs if not (i.startswith("file://") and Path(local_file(i)).is_relative_to(root))]
+    if inputs and not kept:
+        raise InputError(f"every input file is under --out {out}")
+    return kept, len(inputs) - len(kept)
+
+
 def export(spark: SparkSession, inputs: Sequence[str], out: str, *, family: str = "auto",
            mode: str = "overwrite", compress: str = "none",
            progress: Callable[[str], None] = lambda msg: None) -> ExportResult:

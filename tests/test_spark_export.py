@@ -14,11 +14,12 @@ import pytest
 from pyspark.sql import functions as F
 
 from changeprov.generate import generate
+from changeprov.errors import InputError
 from changeprov.mapping.inputs import display_name
 from changeprov.mapping.reference import map_to_files
 from changeprov.spark import job as job_module
 from changeprov.spark.fs import FileSystem, local_input
-from changeprov.spark.job import export, resolve_inputs
+from changeprov.spark.job import export, outside_output, resolve_inputs
 from changeprov.spark.session import GZIP_FACTOR, INTERPRETED, INTERPRETED_BELOW_BYTES, evaluation_conf
 from spark_support import parse_nt
 
@@ -417,3 +418,19 @@ def generate_lines(*, events: int) -> list[bytes]:
     from changeprov.generate import iter_lines
 
     return [line.encode("utf-8") for _family, line in iter_lines(events, seed=3, hostile_share=0)][:events]
+
+
+def test_an_output_folder_inside_an_input_folder_is_not_read_as_input(tmp_path):
+    """A user's second run of `export data --out data/prov` read the first run's manifest and
+    quarantine as events: lines read went from 7 to 46, and the quarantine grew on every run."""
+    data = tmp_path / "data"
+    (data / "prov" / "quarantine").mkdir(parents=True)
+    (data / "ev.jsonl").write_text("{}\n")
+    (data / "prov" / "manifest.json").write_text("{}\n")
+    (data / "prov" / "quarantine" / "part-00000.jsonl").write_text("{}\n")
+    inputs = resolve_inputs([str(data)])
+    assert len(inputs) == 3
+    assert outside_output(inputs, str(data / "prov")) == ([local_input(data / "ev.jsonl")], 2)
+    assert outside_output(inputs, "s3a://bucket/prov") == (inputs, 0)
+    with pytest.raises(InputError, match="every input file is under --out"):
+        outside_output(resolve_inputs([str(data / "prov")]), str(data / "prov"))
