@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 
 import pyoxigraph as ox
 
@@ -13,6 +14,30 @@ from changeprov.mapping.vocab import XSD_STRING
 from changeprov.sparql.stores import Rows
 
 FORMATS = ("table", "csv", "tsv", "json")
+XSD = "http://www.w3.org/2001/XMLSchema#"
+_SECONDS = re.compile(r"(T[0-9]{2}:[0-9]{2}:[0-9]{2})(?:\.([0-9]{1,3}))?Z$")
+
+
+def display_value(term) -> str:
+    """A term's text in the table and CSV: times always with milliseconds, decimals with a point.
+
+    The store gives values in their shortest form (``…05Z`` beside ``…05.5Z`` and ``…05.123Z``,
+    version ``2`` for OpenMetadata's 2.0): a column of times then sorts wrongly as text. Same value,
+    one width. JSON and TSV keep the engine's forms (they carry typed terms).
+
+    >>> display_value(ox.Literal("2024-01-13T08:29:05.5Z", datatype=ox.NamedNode(XSD + "dateTime")))
+    '2024-01-13T08:29:05.500Z'
+    >>> display_value(ox.Literal("2", datatype=ox.NamedNode(XSD + "decimal")))
+    '2.0'
+    """
+    text = term.value
+    if isinstance(term, ox.Literal):
+        kind = term.datatype.value
+        if kind == XSD + "dateTime":
+            text = _SECONDS.sub(lambda m: f"{m.group(1)}.{(m.group(2) or '').ljust(3, '0')}Z", text)
+        elif kind == XSD + "decimal" and re.fullmatch(r"-?[0-9]+", text):
+            text += ".0"
+    return text
 
 
 def term_json(term) -> dict:
@@ -39,7 +64,8 @@ def to_csv(rows: Rows) -> str:
     w = csv.writer(buf, lineterminator="\r\n")
     w.writerow(rows.variables)
     for r in rows.rows:  # SPARQL 1.1 CSV: blank nodes as _:label, every other term as its plain value
-        w.writerow(["" if t is None else "_:" + t.value if isinstance(t, ox.BlankNode) else t.value for t in r])
+        w.writerow(["" if t is None else "_:" + t.value if isinstance(t, ox.BlankNode) else display_value(t)
+                    for t in r])
     return buf.getvalue()
 
 
@@ -53,7 +79,7 @@ def to_tsv(rows: Rows) -> str:
 def _cell(term, width: int = 80) -> str:
     if term is None:
         return ""
-    text = term.value.replace("\n", "\\n").replace("\t", " ").replace("\r", "\\r")
+    text = display_value(term).replace("\n", "\\n").replace("\t", " ").replace("\r", "\\r")
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
