@@ -110,6 +110,11 @@ class JsonDecimal(Decimal):
         return (JsonDecimal, (self.lexical,))
 
 
+# JSON's names of the decoded values' types (bool before int: a bool is an int in Python)
+JSON_TYPES = ((bool, "a boolean"), (int, "an integer"), (Decimal, "a number"), (str, "a string"),
+              (dict, "an object"), (list, "an array"))
+
+
 def json_type(value) -> str:
     """What a decoded JSON value is, in JSON's words: quarantine details are read by users, who know
     no Python class names.
@@ -119,8 +124,7 @@ def json_type(value) -> str:
     """
     if value is None:
         return "null"
-    for t, name in ((bool, "a boolean"), (int, "an integer"), (Decimal, "a number"), (str, "a string"),
-                    (dict, "an object"), (list, "an array")):
+    for t, name in JSON_TYPES:
         if isinstance(value, t):
             return name
     return type(value).__name__

@@ -5,14 +5,13 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any, Callable, TypeVar
 
-from changeprov.mapping.decode import Rejected, json_type
+from changeprov.mapping.decode import JSON_TYPES, Rejected, json_type
 from changeprov.mapping.terms import BadIdentifier, BadTimestamp
 
 T = TypeVar("T")
 _MISSING = object()
 
-_TYPE_NAMES = {str: "a string", int: "an integer", dict: "an object", list: "an array", bool: "a boolean",
-               Decimal: "a number"}
+_TYPE_NAMES = dict(JSON_TYPES)
 
 
 def _is(value: Any, types: tuple[type, ...]) -> bool:

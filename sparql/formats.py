@@ -10,11 +10,10 @@ import re
 import pyoxigraph as ox
 
 from changeprov.mapping.emit import value_literal
-from changeprov.mapping.vocab import XSD_STRING
+from changeprov.mapping.vocab import XSD_DATETIME, XSD_DECIMAL, XSD_STRING
 from changeprov.sparql.stores import Rows
 
 FORMATS = ("table", "csv", "tsv", "json")
-XSD = "http://www.w3.org/2001/XMLSchema#"
 _SECONDS = re.compile(r"(T[0-9]{2}:[0-9]{2}:[0-9]{2})(?:\.([0-9]{1,3}))?Z$")
 
 
@@ -25,17 +24,16 @@ def display_value(term) -> str:
     version ``2`` for OpenMetadata's 2.0): a column of times then sorts wrongly as text. Same value,
     one width. JSON and TSV keep the engine's forms (they carry typed terms).
 
-    >>> display_value(ox.Literal("2024-01-13T08:29:05.5Z", datatype=ox.NamedNode(XSD + "dateTime")))
+    >>> display_value(ox.Literal("2024-01-13T08:29:05.5Z", datatype=XSD_DATETIME))
     '2024-01-13T08:29:05.500Z'
-    >>> display_value(ox.Literal("2", datatype=ox.NamedNode(XSD + "decimal")))
+    >>> display_value(ox.Literal("2", datatype=XSD_DECIMAL))
     '2.0'
     """
     text = term.value
     if isinstance(term, ox.Literal):
-        kind = term.datatype.value
-        if kind == XSD + "dateTime":
+        if term.datatype == XSD_DATETIME:
             text = _SECONDS.sub(lambda m: f"{m.group(1)}.{(m.group(2) or '').ljust(3, '0')}Z", text)
-        elif kind == XSD + "decimal" and re.fullmatch(r"-?[0-9]+", text):
+        elif term.datatype == XSD_DECIMAL and re.fullmatch(r"-?[0-9]+", text):
             text += ".0"
     return text
 

@@ -37,11 +37,9 @@ import pyoxigraph as ox
 
 from changeprov.errors import InputError
 from changeprov.mapping import terms
+from changeprov.mapping.vocab import XSD_DECIMAL, XSD_INTEGER
 from changeprov.sparql.stores import Rows, TripleStore, refuse_service
 
-XSD = "http://www.w3.org/2001/XMLSchema#"
-XSD_INTEGER = ox.NamedNode(XSD + "integer")
-XSD_DECIMAL = ox.NamedNode(XSD + "decimal")
 OM_USER = "https://w3id.org/changeprov/id/om/user/"
 
 PARAM_TYPES = ("entity", "tag", "user", "time", "time-end", "string", "regex", "decimal", "integer", "iri")
