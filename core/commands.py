@@ -158,13 +158,12 @@ def _run_export(args: argparse.Namespace) -> int:
 
 def _check_local_out(out: str) -> None:
     """A local --out that is a file (or under one) fails only after Spark started and mapped; say so now."""
-    from pathlib import Path
-
     from changeprov.errors import InputError
+    from changeprov.spark.fs import local_out
 
-    if "://" in out and not out.startswith("file://"):
+    path = local_out(out)
+    if path is None:
         return  # another file system: Hadoop's business
-    path = Path(out.removeprefix("file://"))
     for where in (path, *path.parents):
         if where.exists():
             if not where.is_dir():

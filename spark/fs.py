@@ -30,6 +30,14 @@ def local_file(item: str) -> str:
     return re.sub(r"\\(.)", r"\1", item.removeprefix("file://"))
 
 
+def local_out(out: str) -> Path | None:
+    """The local folder an ``--out`` names (a plain path or ``file://``), or None for another file
+    system (``hdfs://``, ``s3a://``: Hadoop's business)."""
+    if "://" in out and not out.startswith("file://"):
+        return None
+    return Path(out.removeprefix("file://"))
+
+
 def display_source(file_uri: str) -> str:
     """A file as Spark reports it (``_metadata.file_path``, a URI: ``file:/data/my%20events/a.jsonl``)
     → its name as the reference mapper writes it in quarantine records (relative to the working
@@ -39,6 +47,16 @@ def display_source(file_uri: str) -> str:
     from changeprov.mapping.inputs import display_name
 
     return display_name(Path(unquote(urlparse(file_uri).path)))
+
+
+def display_input(item: str) -> str:
+    """An input as resolve_inputs gives it (a ``local_input`` string or another file system's path)
+    → its name in quarantine records, as ``display_source`` names the files Spark reports."""
+    if not item.startswith("file:"):
+        return item
+    from changeprov.mapping.inputs import display_name
+
+    return display_name(Path(local_file(item)))
 
 
 @dataclass

@@ -31,7 +31,7 @@ from changeprov.errors import InputError, SparkError
 from changeprov.mapping.decode import BOM, BOM_DETAIL, RAW_LIMIT, REASONS
 from changeprov.mapping.vocab import rules
 from changeprov.ontology import VERSION_IRI
-from changeprov.spark.fs import FileSystem, display_source, local_file, local_input
+from changeprov.spark.fs import FileSystem, display_input, display_source, local_file, local_input, local_out
 from changeprov.spark.session import first_line
 from changeprov.spark.transform import map_lines
 
@@ -269,9 +269,10 @@ def outside_output(inputs: Sequence[str], out: str) -> tuple[list[str], int]:
 
     An export's manifest and quarantine are JSON and JSON lines: with --out inside an input folder,
     every later run read the earlier runs' output as events (and its quarantine grew each time)."""
-    if "://" in out and not out.startswith("file://"):
+    local = local_out(out)
+    if local is None:
         return list(inputs), 0
-    root = Path(out.removeprefix("file://")).resolve()
+    root = local.resolve()
     kept = [i for i in inputs if not (i.startswith("file://") and Path(local_file(i)).is_relative_to(root))]
     if inputs and not kept:
         raise InputError(f"every input file is under --out {out}")
@@ -415,9 +416,7 @@ def _number_quarantine(spark: SparkSession, fs: FileSystem, staging: str, splits
     ``bom_only``: files whose one line, a lone BOM, Spark never read (their record is made here)."""
     extra = None
     if bom_only:
-        from changeprov.mapping.inputs import display_name
-
-        names = [(f, display_name(Path(local_file(f))) if f.startswith("file:") else f) for f in bom_only]
+        names = [(f, display_input(f)) for f in bom_only]
         extra = (spark.createDataFrame(names, "source string, display string")
                  .select(F.to_json(F.struct(F.lit("BAD_ENCODING").alias("reason"),
                                             F.lit(BOM_DETAIL).alias("detail"), F.col("display").alias("source"),
