@@ -217,8 +217,6 @@ def _tags(*fqns: str) -> str:
 def state_store(tmp_path_factory):
     """One table: tags added and removed over several changes (OpenMetadata lists each change, not the
     whole list), then four description updates in the same millisecond (versions 1.1 to 1.4)."""
-    from changeprov.mapping.reference import map_to_files
-
     work = tmp_path_factory.mktemp("state")
     day = 1_700_000_000_000
     events = [
@@ -230,6 +228,13 @@ def state_store(tmp_path_factory):
                     updated=[{"name": "description", "oldValue": "x", "newValue": text}])
          for i, text in enumerate("ABCD")]
     events.reverse()  # the file's order must not matter
+    return _store_of(events, work)
+
+
+def _store_of(events: list[dict], work: Path):
+    """An embedded store of these events, mapped by the reference mapper (every one must map)."""
+    from changeprov.mapping.reference import map_to_files
+
     src = work / "events.jsonl"
     src.write_text("".join(json.dumps(e) + "\n" for e in events))
     counts = map_to_files([str(src)], work / "x.nt", work / "q.jsonl").as_dict()
@@ -273,6 +278,59 @@ def test_deleted_entities_golden(store):
     ]
     since = run_query(store, get_query("deleted-entities"), {"since": "2026-09-08"})
     assert len(since.rows) == 2
+
+
+def _om_lifecycle(n: int, event_type: str, entity_id: str, ms: int, previous: float, current: float) -> dict:
+    return {"id": f"l-{n}", "eventType": event_type, "entityType": "table", "entityId": entity_id,
+            "entityFullyQualifiedName": f"svc.db.sch.{entity_id}", "userName": "bob", "timestamp": ms,
+            "previousVersion": previous, "currentVersion": current}
+
+
+def _dh_mcl(urn: str, aspect: str, ms: int, version: str, *, value=None, previous=None, change="UPSERT") -> dict:
+    event = {"entityType": "dataset", "entityUrn": urn, "changeType": change, "aspectName": aspect,
+             "systemMetadata": {"lastObserved": ms, "version": version},
+             "created": {"time": ms, "actor": "urn:li:corpuser:bob"}}
+    if value is not None:
+        event["aspect"] = {"value": json.dumps(value), "contentType": "application/json"}
+    if previous is not None:
+        event["previousAspectValue"] = {"value": json.dumps(previous[1]), "contentType": "application/json"}
+        event["previousSystemMetadata"] = {"version": previous[0]}
+    return event
+
+
+def test_deleted_entities_sees_restores_in_the_same_millisecond_and_re_creation(tmp_path):
+    """A user's test: a restore in the delete's millisecond was not seen (it has the higher version),
+    and a DataHub dataset re-created after a hard delete (same URN, live again) showed as never restored."""
+    t = 1_704_139_200_000
+    same, dh, both = (DS(f"hive,db.{name}") for name in ("same", "recreated", "tie"))
+    events = [
+        # OpenMetadata: soft delete and restore in one millisecond (versions 0.2, 0.3); one restored
+        # in the same millisecond but listed with a lower version than its delete is not after it
+        _om_lifecycle(1, "entityRestored", "a", t, 0.2, 0.3),
+        _om_lifecycle(2, "entitySoftDeleted", "a", t, 0.1, 0.2),
+        _om_lifecycle(3, "entitySoftDeleted", "b", t, 0.3, 0.4),
+        _om_lifecycle(4, "entityRestored", "b", t, 0.2, 0.3),
+        # DataHub status removed and back in one millisecond (aspect versions 2, 3)
+        _dh_mcl(same, "status", t, "3", value={"removed": False}, previous=("2", {"removed": True})),
+        _dh_mcl(same, "status", t, "2", value={"removed": True}, previous=("1", {"removed": False})),
+        # DataHub hard delete (key aspect), re-created an hour later; another re-created in the same
+        # millisecond, which is not known to be after the delete
+        _dh_mcl(dh, "datasetKey", t, "1", value={"name": "x"}),
+        _dh_mcl(dh, "datasetKey", t + 1000, "2", change="DELETE", previous=("1", {"name": "x"})),
+        _dh_mcl(dh, "datasetKey", t + 3_600_000, "1", value={"name": "x"}),
+        _dh_mcl(both, "datasetKey", t, "2", change="DELETE", previous=("1", {"name": "x"})),
+        _dh_mcl(both, "datasetKey", t, "1", value={"name": "x"}),
+    ]
+    store = _store_of(events, tmp_path)
+    rows = run_query(store, get_query("deleted-entities"), {}).dicts()
+    got = {(r["entity_name"].value, r["deletion"].value): r["restored_at"] and r["restored_at"].value for r in rows}
+    assert got == {
+        ("svc.db.sch.a", "SoftDeleted"): "2024-01-01T20:00:00Z",
+        ("svc.db.sch.b", "SoftDeleted"): None,
+        (same, "SoftDeleted"): "2024-01-01T20:00:00Z",
+        (dh, "HardDeleted"): "2024-01-01T21:00:00Z",
+        (both, "HardDeleted"): None,
+    }
 
 
 def test_who_changed_and_changes_by_user(store):
