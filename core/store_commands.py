@@ -79,7 +79,8 @@ def configure_query(p: argparse.ArgumentParser) -> None:
     p.add_argument("--list", action="store_true", help="list the named queries with their parameters")
     p.add_argument("--file", metavar="QUERY.rq", help="run an ad hoc SPARQL query from a file")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="a query parameter, repeatable")
-    p.add_argument("--format", choices=["table", "csv", "tsv", "json"], default="table")
+    p.add_argument("--format", choices=["table", "csv", "tsv", "json"], default="table",
+                   help="table, csv and json print plain values; tsv is the W3C SPARQL results TSV (RDF terms)")
     p.add_argument("--allow-service", action="store_true",
                    help="allow SERVICE clauses (federated queries make outbound HTTP requests)")
     _store_args(p)

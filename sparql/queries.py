@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from importlib import resources
 from pathlib import Path
+from urllib.parse import unquote
 from typing import Mapping
 
 import pyoxigraph as ox
@@ -185,6 +186,27 @@ def user_node(value: str) -> ox.NamedNode:
         raise InputError(f"not a user name or URN: {value[:80]!r} ({exc})") from None
 
 
+_NODE_CHECK = "SELECT ?node WHERE {\n#@bindings\n{ ?node ?p ?o } UNION { ?s ?p ?node }\n} LIMIT 1\n"
+_AGENTS_LIKE = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+                "SELECT DISTINCT ?part ?agent WHERE {\n#@bindings\n?event om:performedBy ?agent\n"
+                "FILTER(CONTAINS(LCASE(STR(?agent)), LCASE(?part)))\n} ORDER BY ?agent LIMIT 5\n")
+
+
+def resolve_user(store: TripleStore, value: str) -> ox.NamedNode:
+    """The user node ``value`` names, if the store has it: a typo must not read as "changed nothing"."""
+    node = user_node(value)
+    if store.select(_NODE_CHECK, {"node": node}).rows:
+        return node
+    part = value.rsplit(":", 1)[-1].strip()
+    # shown as a user types them: an OpenMetadata userName (S(x) is percent-encoding), or the URN
+    similar = [unquote(a[len(OM_USER):]) if a.startswith(OM_USER) else a
+               for a in (r[1].value for r in store.select(_AGENTS_LIKE, {"part": ox.Literal(part)}).rows)] \
+        if part else []
+    hint = f"; users matching {part!r}: {', '.join(similar)}" if similar else ""
+    raise InputError(f"no user {value[:120]!r} in the store (an OpenMetadata userName or a DataHub "
+                     f"corpuser URN){hint}")
+
+
 _IRI_CHECK = "SELECT ?iri ?t WHERE {\n#@bindings\n?iri a ?t\n} LIMIT 1\n"
 _USE_CHECK = {  # how a node is used as what the parameter names
     "entity": "PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
@@ -239,7 +261,7 @@ def convert(store: TripleStore, p: Param, value: str, *, now_ms: int | None = No
     if t in ("entity", "tag"):
         return resolve_node(store, value, what=t)
     if t == "user":
-        return user_node(value)
+        return resolve_user(store, value)
     if t in ("time", "time-end"):
         return parse_time(value, end_of_day=(t == "time-end"), now_ms=now_ms)
     if t == "string":

@@ -347,6 +347,20 @@ def test_who_changed_and_changes_by_user(store):
         "2026-09-02T15:30"]
 
 
+@pytest.mark.parametrize("user, message", [
+    ("alice", "no user 'alice' in the store (an OpenMetadata userName or a DataHub corpuser URN); "
+              "users matching 'alice': alice.wong, urn:li:corpuser:alice"),
+    ("urn:li:corpuser:alice.wong", "no user 'urn:li:corpuser:alice.wong' in the store (an OpenMetadata userName "
+                                   "or a DataHub corpuser URN); users matching 'alice.wong': alice.wong"),
+    ("zed", "no user 'zed' in the store (an OpenMetadata userName or a DataHub corpuser URN)"),
+])
+def test_an_unknown_user_is_an_error_not_an_empty_record(store, user, message):
+    """A user's test: a typo in a user name answered "0 rows", which reads as "changed nothing"."""
+    with pytest.raises(InputError) as err:
+        run_query(store, get_query("changes-by-user"), {"user": user})
+    assert str(err.value) == message
+
+
 # ----------------------------------------------------------------------------- every .rq: embedded == remote
 
 EXAMPLES = {
@@ -456,7 +470,7 @@ def test_unknown_and_missing_parameters(embedded, capsys, db):
 @pytest.mark.parametrize("query, values, message", [
     ("audit-agents", {"bot_pattern": "("}, "bot_pattern: not a valid regular expression"),
     ("audit-sensitive-tags", {"tag_pattern": "[pii"}, "tag_pattern: not a valid regular expression"),
-    ("changes-by-user", {"user": "alice", "since": "2024-03-05", "until": "2024-03-01"},
+    ("changes-by-user", {"user": "alice.wong", "since": "2024-03-05", "until": "2024-03-01"},
      "since .2024-03-05T00:00:00.000Z. is after until .2024-03-01T23:59:59.999Z."),
     ("upstream", {"entity": LTV, "as_of": "yesterday"}, "'yesterday': not an RFC 3339"),
     ("upstream", {"entity": LTV, "as_of": "99999999999999999"}, "epoch milliseconds out of range"),
@@ -492,15 +506,16 @@ def test_adhoc_file_query_with_header_params(tmp_path, db, capsys):
     assert out[0] == "n" and int(out[1]) > 5
 
 
-@pytest.mark.parametrize("who, expected", [("urn:li:corpuser:bob", True), ("urn:li:corpuser:nobody", False)])
-def test_adhoc_ask_query_in_every_format(tmp_path, db, capsys, who, expected):
+@pytest.mark.parametrize("pattern, expected", [("?e om:performedBy ?who", True), ("?who om:performedBy ?e", False)])
+def test_adhoc_ask_query_in_every_format(tmp_path, db, capsys, pattern, expected):
     rq = tmp_path / "ask.rq"
     rq.write_text("# param: who user required  a user\n"
                   "PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
-                  "ASK WHERE {\n#@bindings\n?e om:performedBy ?who }\n")
+                  f"ASK WHERE {{\n#@bindings\n{pattern} }}\n")
     outputs = {}
     for fmt in ("json", "csv", "tsv", "table"):
-        assert main(["query", "--file", str(rq), "--param", f"who={who}", "--store", str(db), "--format", fmt]) == 0
+        assert main(["query", "--file", str(rq), "--param", "who=urn:li:corpuser:bob", "--store", str(db),
+                     "--format", fmt]) == 0
         outputs[fmt] = capsys.readouterr().out
     assert json.loads(outputs["json"]) == {"head": {}, "boolean": expected}  # SPARQL 1.1 Query Results JSON
     assert outputs["csv"].splitlines() == ["answer", str(expected).lower()]
