@@ -136,12 +136,15 @@ class FileSystem:
             found = [str(s.getPath().getName()) for s in self._fs.listStatus(p)] if self._fs.exists(p) else []
         return sorted(n for n in found if not (n.startswith(".") and n.endswith(".crc")))
 
-    def write_text(self, name: str, text: str) -> None:
+    def write_bytes(self, name: str, data: bytes) -> None:
         stream = self._fs.create(self.path(name), True)
         try:
-            stream.write(bytearray(text.encode("utf-8")))
+            stream.write(bytearray(data))
         finally:
             stream.close()
+
+    def write_text(self, name: str, text: str) -> None:
+        self.write_bytes(name, text.encode("utf-8"))
 
     def read_text(self, name: str) -> str:
         stream = self._fs.open(self.path(name))

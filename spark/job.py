@@ -7,6 +7,7 @@ files to number the quarantined lines and fill the manifest; ``_SUCCESS`` is wri
 
 Layout of DIR:
     triples/source=<family>/date=<YYYY-MM-DD>/part-NNNNN.nt[.gz]   (+ triples/_SUCCESS)
+    triples/part-00000.nt[.gz]     (only when no line mapped: one empty file, an empty graph)
     quarantine/part-NNNNN.jsonl                                     (+ quarantine/_SUCCESS)
     manifest.json
     _SUCCESS
@@ -15,6 +16,7 @@ Layout of DIR:
 from __future__ import annotations
 
 import datetime as _dt
+import gzip
 import json
 import time
 import uuid
@@ -467,12 +469,20 @@ def _commit(spark, fs: FileSystem, staging: str, *, mode: str, compress: str, ru
                     continue
                 for name in fs.names(staging, "kind=t", source, date):
                     fs.move((staging, "kind=t", source, date, name), ("triples", source, date, name))
+    committed = [n for n in fs.names("triples") if n.startswith("part-")]
     for source in fs.names("triples"):  # name this run's files: part-NNNNN.nt (append: part-<run>-NNNNN.nt)
         for date in fs.names("triples", source):
             where = ("triples", source, date)
-            fresh = [name for name in fs.names(*where) if _spark_part(name)]
+            names = fs.names(*where)
+            committed += [name for name in names if name.startswith("part-")]
+            fresh = [name for name in names if _spark_part(name)]
             for i, name in enumerate(fresh):
                 fs.move((*where, name), (*where, f"{prefix}-{i:05d}{suffix}"))
+    if not committed:
+        # No line mapped: one empty file, as Spark writes for an empty output, so that the export is
+        # still a valid (empty) graph to a strict checker, which refuses a folder with no files
+        fs.mkdirs("triples")
+        fs.write_bytes(f"triples/{prefix}-00000{suffix}", gzip.compress(b"", mtime=0) if compress == "gzip" else b"")
     fs.mkdirs("quarantine")
     if quarantine_rows is not None:
         q_staging = f"{staging}/quarantine"

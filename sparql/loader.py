@@ -74,7 +74,8 @@ def committed_partitions(export_dir: str | Path) -> list[Path]:
     triples = root / "triples"
     if not triples.is_dir():
         raise InputError(f"{root} has _SUCCESS but no triples/ folder")
-    parts = sorted(p for p in triples.glob("source=*/date=*/part-*")
+    # an export with no triples has one empty triples/part-00000.nt[.gz], outside any partition
+    parts = sorted(p for pattern in ("source=*/date=*/part-*", "part-*") for p in triples.glob(pattern)
                    if p.is_file() and (p.name.endswith(".nt") or p.name.endswith(".nt.gz")))
     known = set(parts)  # a list here made this check quadratic: 7 s for a 2,932-file export
     strays = sorted(str(p.relative_to(root)) for p in triples.rglob("*")

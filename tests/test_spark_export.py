@@ -434,3 +434,29 @@ def test_an_output_folder_inside_an_input_folder_is_not_read_as_input(tmp_path):
     assert outside_output(inputs, "s3a://bucket/prov") == (inputs, 0)
     with pytest.raises(InputError, match="every input file is under --out"):
         outside_output(resolve_inputs([str(data / "prov")]), str(data / "prov"))
+
+
+@pytest.mark.parametrize("compress", ["none", "gzip"])
+def test_an_export_with_no_triples_is_an_empty_graph_that_checks_and_loads(spark, shared_dir, tmp_path, compress):
+    """A user's test: a day of only bad lines exported fine but failed the strict check ("no files
+    matched"), as a folder with no files is not a graph to the checker."""
+    from changeprov.sparql.loader import load_export
+    from changeprov.sparql.stores import open_store
+
+    src = tmp_path / "bad.jsonl"
+    src.write_text('[1]\n\n{"eventType": "entityCreated"}\n')
+    out = tmp_path / "out"
+    result = export(spark, resolve_inputs([str(src)]), str(out), compress=compress)
+    assert result.counts["lines_read"] == 3 and result.counts["triples"] == 0
+    suffix = ".nt.gz" if compress == "gzip" else ".nt"
+    assert sorted(p.name for p in (out / "triples").iterdir()) == ["_SUCCESS", f"part-00000{suffix}"]
+    check = subprocess.run([sys.executable, str(shared_dir / "conformance" / "check_ntriples.py"), "check",
+                            str(out / "triples"), "--require-success"], capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout[-3000:] + check.stderr[-2000:]
+    with open_store("embedded", path=tmp_path / "db", create=True) as store:
+        assert load_export(store, out).triples_added == 0
+    # appending a day with triples keeps the committed empty file and adds the partitions
+    good = tmp_path / "good.jsonl"
+    good.write_bytes(b"".join(line + b"\n" for line in generate_lines(events=20)))
+    export(spark, resolve_inputs([str(good)]), str(out), mode="append", compress=compress)
+    assert (out / "triples" / f"part-00000{suffix}").exists() and list((out / "triples").glob("source=*/date=*/part-*"))
