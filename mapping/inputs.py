@@ -1,10 +1,12 @@
-"""Input and output files: finding and reading JSONL inputs (files, folders, globs, optionally gzip),
-and writing outputs so that a failed or interrupted run leaves no partial file at the target."""
+"""Input and output files: finding and reading JSONL inputs (files, folders, globs, optionally
+compressed), and writing outputs so that a failed or interrupted run leaves no partial file at the target."""
 
 from __future__ import annotations
 
+import bz2
 import glob
 import gzip
+import io
 import os
 import stat
 import uuid
@@ -15,7 +17,12 @@ from typing import BinaryIO, Iterable, Iterator, Sequence
 
 from changeprov.errors import InputError
 
-SUFFIXES = (".jsonl", ".json", ".ndjson", ".jsonl.gz", ".json.gz", ".ndjson.gz")
+# Compressed files are recognised by suffix, in any case, as Hadoop's CompressionCodecFactory does,
+# so that `map` and `export` read a file named directly the same way. Hadoop's .lz4 and .snappy are
+# its own block formats and .zst needs its native library: `map` refuses those by name.
+CODECS = (".gz", ".bz2", ".deflate")
+HADOOP_ONLY_CODECS = {".lz4": "LZ4", ".snappy": "Snappy", ".zst": "Zstandard"}
+SUFFIXES = tuple(base + codec for base in (".jsonl", ".json", ".ndjson") for codec in ("", *CODECS))
 
 
 def expand_inputs(inputs: Iterable[str]) -> list[Path]:
@@ -28,7 +35,7 @@ def expand_inputs(inputs: Iterable[str]) -> list[Path]:
         for m in matches:
             p = Path(m)
             if p.is_dir():
-                found.extend(sorted(q for q in p.rglob("*") if q.is_file() and q.name.endswith(SUFFIXES)
+                found.extend(sorted(q for q in p.rglob("*") if q.is_file() and q.name.lower().endswith(SUFFIXES)
                                     and not q.name.startswith((".", "_"))))
             elif p.is_file():
                 found.append(p)
@@ -39,14 +46,67 @@ def expand_inputs(inputs: Iterable[str]) -> list[Path]:
 
 
 # What reading an input can raise: a truncated or non-gzip .gz is an EOFError or OSError, a corrupt
-# gzip stream a zlib.error (neither of those).
+# gzip or deflate stream a zlib.error (neither of those).
 READ_ERRORS = (OSError, EOFError, zlib.error)
 
 
+def codec_of(path: str | Path) -> str | None:
+    """The compression suffix of ``path`` as Hadoop matches it (any case), or None.
+
+    >>> codec_of("a/events.jsonl.GZ"), codec_of("e.bz2"), codec_of("e.jsonl"), codec_of("e.zst")
+    ('.gz', '.bz2', None, '.zst')
+    """
+    name = str(path).lower()
+    return next((c for c in (*CODECS, *HADOOP_ONLY_CODECS) if name.endswith(c)), None)
+
+
 def open_input(path: str | Path) -> BinaryIO:
-    """``path`` opened for reading bytes, decompressed when its name ends in ``.gz`` (the inputs'
-    and the exports' one convention)."""
-    return gzip.open(path, "rb") if str(path).endswith(".gz") else open(path, "rb")
+    """``path`` opened for reading bytes, decompressed by its suffix (``.gz``, ``.bz2``, ``.deflate``,
+    in any case). InputError for Hadoop's codecs that Python cannot read."""
+    codec = codec_of(path)
+    if codec == ".gz":
+        return gzip.open(path, "rb")
+    if codec == ".bz2":
+        return bz2.open(path, "rb")
+    if codec == ".deflate":
+        return io.BufferedReader(_ZlibReader(open(path, "rb")))
+    if codec in HADOOP_ONLY_CODECS:
+        raise InputError(f"{path}: {HADOOP_ONLY_CODECS[codec]}-compressed ({codec}), which only `export` "
+                         "(Hadoop's codec) reads; decompress it to read it here")
+    return open(path, "rb")
+
+
+class _ZlibReader(io.RawIOBase):
+    """Hadoop's DeflateCodec: zlib streams (one, or several written one after another)."""
+
+    def __init__(self, raw: BinaryIO):
+        self._raw, self._z = raw, zlib.decompressobj()
+        self._pending, self._in_stream = b"", False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buf) -> int:
+        while True:
+            if self._z.eof:  # the next stream starts with what followed this one's end
+                self._pending, self._z = self._z.unused_data, zlib.decompressobj()
+            if self._z.unconsumed_tail:
+                data = self._z.decompress(self._z.unconsumed_tail, len(buf))
+            else:
+                chunk, self._pending = self._pending or self._raw.read(65536), b""
+                if not chunk:
+                    if self._in_stream:
+                        raise EOFError("compressed file ended before the end-of-stream marker was reached")
+                    return 0
+                data = self._z.decompress(chunk, len(buf))
+            self._in_stream = not self._z.eof
+            if data:
+                buf[:len(data)] = data
+                return len(data)
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
 
 
 def read_lines(path: Path) -> Iterator[tuple[int, bytes]]:

@@ -97,9 +97,11 @@ def read_lines(spark: SparkSession, inputs: Sequence[str], bom_files: Sequence[s
 
 def _first_bytes(spark: SparkSession, path: str) -> bytes:
     """The first 4 bytes of a file as Spark's line reader sees it (decompressed by Hadoop's codec for
-    its suffix: .gz and others). Local files are read directly; other paths through Hadoop."""
-    if path.startswith("file:"):
-        from changeprov.mapping.inputs import READ_ERRORS, open_input
+    its suffix: .gz and others). Local files are read directly, unless only Hadoop has their codec;
+    other paths through Hadoop."""
+    from changeprov.mapping.inputs import HADOOP_ONLY_CODECS, READ_ERRORS, codec_of, open_input
+
+    if path.startswith("file:") and codec_of(path) not in HADOOP_ONLY_CODECS:
 
         try:
             with open_input(local_file(path)) as fh:

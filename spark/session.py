@@ -7,6 +7,7 @@ from typing import Mapping, Sequence
 
 from changeprov.errors import SparkError
 from changeprov.javacheck import java_version
+from changeprov.mapping.inputs import codec_of
 from changeprov.spark.fs import local_file
 
 DEFAULTS = {
@@ -108,7 +109,7 @@ def evaluation_conf(inputs: Sequence[str]) -> dict[str, str]:
             size = os.path.getsize(path)
         except OSError:
             return {}  # Spark will say what is wrong with the path
-        total += size * (GZIP_FACTOR if path.endswith(".gz") else 1)
+        total += size * (GZIP_FACTOR if codec_of(path) else 1)  # any codec: roughly gzip's ratio
     return dict(INTERPRETED) if total < INTERPRETED_BELOW_BYTES else {}
 
 

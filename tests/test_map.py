@@ -238,3 +238,45 @@ def test_the_printed_total_is_the_number_of_lines_written(tmp_path, capsys, fmt)
             int(row.split()[-1].replace(",", "")) for row in rows[at + 1:]]
     lines = (tmp_path / "o.nt").read_bytes().splitlines()
     assert len(set(lines)) == len(lines) == total == sum(by_family) and len(by_family) == 4
+
+
+# ---------------------------------------------------------------- compressed inputs
+
+COMPRESSORS = {".gz": "gzip", ".GZ": "gzip", ".bz2": "bz2", ".Bz2": "bz2", ".deflate": "zlib", ".DEFLATE": "zlib"}
+
+
+@pytest.mark.parametrize("suffix", COMPRESSORS)
+def test_compressed_inputs_are_read_by_their_suffix_in_any_case_as_hadoop_does(log, tmp_path, suffix):
+    """A user's test: `export` (Hadoop's codecs) decompressed .bz2, .deflate and .GZ, `map` read their
+    compressed bytes as lines; the same file gave 0 mapped lines on one side, 58 on the other."""
+    import importlib
+
+    plain = map_to_files([str(log)], tmp_path / "plain.nt", tmp_path / "plain-q.jsonl")
+    (tmp_path / "in").mkdir()
+    packed = tmp_path / "in" / f"events.jsonl{suffix}"
+    packed.write_bytes(importlib.import_module(COMPRESSORS[suffix]).compress(log.read_bytes()))
+    counts = map_to_files([str(packed)], tmp_path / "packed.nt", tmp_path / "packed-q.jsonl")
+    assert counts.as_dict() == plain.as_dict() and counts.mapped == 2
+    assert (tmp_path / "packed.nt").read_bytes() == (tmp_path / "plain.nt").read_bytes()
+    # a folder contributes them too
+    assert map_to_files([str(tmp_path / "in")], tmp_path / "o.nt", tmp_path / "o-q.jsonl").lines_read == 3
+
+
+def test_a_deflate_input_cut_short_is_an_error_naming_the_file(log, tmp_path, capsys):
+    import zlib
+
+    cut = tmp_path / "events.jsonl.deflate"
+    cut.write_bytes(zlib.compress(log.read_bytes() * 50)[:-20])
+    assert main(["map", str(cut), "--out", str(tmp_path / "o.nt"), "--quarantine", str(tmp_path / "q.jsonl")]) == 2
+    assert "events.jsonl.deflate: cannot read: compressed file ended" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("suffix", [".lz4", ".snappy", ".ZST"])
+def test_hadoop_only_codecs_are_refused_by_name_not_read_as_lines(tmp_path, capsys, suffix):
+    packed = tmp_path / f"events.jsonl{suffix}"
+    packed.write_bytes(b"\x04\x22\x4d\x18 not text")
+    assert main(["map", str(packed), "--out", str(tmp_path / "o.nt"), "--quarantine", str(tmp_path / "q.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert f"events.jsonl{suffix}:" in err and "which only `export` (Hadoop's codec) reads" in err
+    assert not (tmp_path / "o.nt").exists()
+

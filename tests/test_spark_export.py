@@ -460,3 +460,25 @@ def test_an_export_with_no_triples_is_an_empty_graph_that_checks_and_loads(spark
     good.write_bytes(b"".join(line + b"\n" for line in generate_lines(events=20)))
     export(spark, resolve_inputs([str(good)]), str(out), mode="append", compress=compress)
     assert (out / "triples" / f"part-00000{suffix}").exists() and list((out / "triples").glob("source=*/date=*/part-*"))
+
+
+def test_compressed_inputs_give_the_reference_mappers_triples_and_quarantine(spark, tmp_path):
+    """`.GZ`, `.bz2` and `.deflate` (Hadoop's codecs, matched in any case) read as `map` reads them."""
+    import bz2
+    import gzip
+    import zlib
+
+    lines = b"".join(line + b"\n" for line in generate_lines(events=30)) + b"[1]\n\n"
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for name, compress in (("a.jsonl.GZ", gzip.compress), ("b.jsonl.bz2", bz2.compress),
+                           ("c.jsonl.Deflate", zlib.compress)):
+        (folder / name).write_bytes(compress(lines))
+    result = export(spark, resolve_inputs([str(folder)]), str(tmp_path / "out"))
+    want, counts = reference_triples([str(folder)], tmp_path)
+    assert counts.lines_read == result.counts["lines_read"] == 96
+    assert read_triples(tmp_path / "out") == want
+    records = sorted((r["source"], r["line"], r["reason"]) for part in (tmp_path / "out" / "quarantine").glob("part-*")
+                     for r in map(json.loads, part.read_text().splitlines()))
+    assert records == sorted((r["source"], r["line"], r["reason"])
+                             for r in map(json.loads, (tmp_path / "ref-q.jsonl").read_text().splitlines()))
