@@ -204,12 +204,14 @@ def xsd_datetime(ms: int) -> pyoxigraph.Literal:
     return pyoxigraph.Literal(ms_to_xsd(ms), datatype=XSD_DATETIME)
 
 
-_RFC3339 = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})"
-                      r"(?:\.([0-9]{1,9}))?(?:(Z)|([+-])([0-9]{2}):([0-9]{2}))")
+# RFC 3339 §5.6: any number of fraction digits; "T" and "Z" may be lower case (§5.6 NOTE)
+_RFC3339 = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt]([0-9]{2}):([0-9]{2}):([0-9]{2})"
+                      r"(?:\.([0-9]+))?(?:([Zz])|([+-])([0-9]{2}):([0-9]{2}))")
 
 
 def rfc3339_to_ms(s: str) -> int:
-    """An RFC 3339 date-time (upper-case ``T``/``Z``, ≤ 9 fraction digits) → UTC epoch ms, truncated.
+    """An RFC 3339 date-time → UTC epoch ms, truncated (any number of fraction digits; ``t``/``z``
+    as ``T``/``Z``).
 
     Invalid calendar dates, hour 24, leap second 60 and offsets beyond ±23:59 are BadTimestamp,
     as is a result outside ``0 … 253402300799999``.
@@ -220,6 +222,8 @@ def rfc3339_to_ms(s: str) -> int:
     1709280000123
     >>> rfc3339_to_ms("1970-01-01T00:00:00.000-00:01")
     60000
+    >>> rfc3339_to_ms("2024-03-01t08:00:00.1234567891234z")
+    1709280000123
     >>> try: rfc3339_to_ms("2023-02-29T00:00:00Z")
     ... except Exception as e: print(type(e).__name__ + ":", e)
     BadTimestamp: not a valid date-time: '2023-02-29T00:00:00Z' (day is out of range for month)

@@ -680,8 +680,8 @@ def _run_triples(r: Column, pipeline: Column) -> Column:
 
 def rfc3339_ms(text: Column) -> Column:
     """terms.rfc3339_to_ms, or null where it raises BadTimestamp."""
-    rx = (r"^([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})"
-          r"(?:\.([0-9]{1,9}))?(?:(Z)|([+-])([0-9]{2}):([0-9]{2}))\z")
+    rx = (r"^([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt]([0-9]{2}):([0-9]{2}):([0-9]{2})"
+          r"(?:\.([0-9]+))?(?:([Zz])|([+-])([0-9]{2}):([0-9]{2}))\z")
 
     def parts(c):
         def num(n):

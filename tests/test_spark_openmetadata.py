@@ -180,7 +180,7 @@ HOSTILE: list = [
     _with(LEGACY, dateTime="2100-02-29T00:00:00Z"), _with(LEGACY, dateTime="2000-02-29T00:00:00Z"),
     _with(LEGACY, dateTime=""), _with(LEGACY, dateTime=17), _with(LEGACY, eventType="entitySoftDeleted"),
     _with(LEGACY, eventType="entityCreated"), _with(LEGACY, eventType="entityDeleted", id="x"),
-    _with(LEGACY, dateTime="٢٠٢٤-03-01T08:00:00Z"),
+    _with(LEGACY, dateTime="٢٠٢٤-03-01T08:00:00Z"), _with(LEGACY, dateTime="2024-03-01T08:00:00.1234567891234567891234z"),
 ]
 
 
