@@ -179,8 +179,10 @@ def test_entity_state_golden(store):
     latest = run_query(store, q, {"entity": OM_ORDERS})
     # list fields by member: the column added in 0.5 is still there (1.5 deleted another one, which
     # no change had added); followers (no member triples) show their last change, a deletion: absent
-    assert [(r["field"].value, r["value"].value) for r in latest.dicts() if r["field"].value in ("columns", "tags")] \
-        == [("columns", "mysql_prod.ecommerce.sales.orders.loyalty_tier"), ("tags", "Tier.Tier1")]
+    assert [(r["field"].value, r["value"].value) for r in latest.dicts()
+            if r["field"].value in ("columns", "owners", "tags")] == [
+        ("columns", "mysql_prod.ecommerce.sales.orders.loyalty_tier"), ("owners", "team:DataPlatform"),
+        ("tags", "Tier.Tier1")]
     assert [r["field"].value for r in latest.dicts()] == [
         "columns", "columns.customer_email.tags", "columns.order_total.description", "description", "owners", "tags"]
     by_time = run_query(store, q, {"entity": OM_ORDERS, "as_of": "2026-09-05"})
@@ -331,6 +333,30 @@ def test_deleted_entities_sees_restores_in_the_same_millisecond_and_re_creation(
         (dh, "HardDeleted"): "2024-01-01T21:00:00Z",
         (both, "HardDeleted"): None,
     }
+
+
+def test_impact_names_openmetadata_owners_as_users_do(tmp_path):
+    """A user's test: OpenMetadata owners were shown as internal IRIs (…/id/om/user/bob.tanaka), while
+    every other query names an OpenMetadata user by userName."""
+    t = 1_704_139_200_000
+    ref = {"up": "11111111-0000-0000-0000-000000000001", "down": "11111111-0000-0000-0000-000000000002"}
+    owners = [{"id": "u1", "type": "user", "name": "bob.tanaka"}, {"id": "t1", "type": "team", "name": "Finance"}]
+    events = [
+        {"id": "e-1", "eventType": "entityLineageAdded", "entityType": "lineage", "entityId": "l-1",
+         "entityFullyQualifiedName": "s.d.x.up--upstream-->s.d.x.down", "userName": "alice", "timestamp": t,
+         "entity": {"fromEntity": {"id": ref["up"], "type": "table", "fullyQualifiedName": "s.d.x.up"},
+                    "toEntity": {"id": ref["down"], "type": "table", "fullyQualifiedName": "s.d.x.down"}}},
+        {"id": "e-2", "eventType": "entityUpdated", "entityType": "table", "entityId": ref["down"],
+         "entityFullyQualifiedName": "s.d.x.down", "userName": "alice", "timestamp": t + 1000,
+         "previousVersion": 0.1, "currentVersion": 0.2,
+         "changeDescription": {"fieldsAdded": [{"name": "owners", "newValue": json.dumps(owners)}],
+                               "fieldsUpdated": [], "fieldsDeleted": [], "previousVersion": 0.1}},
+    ]
+    store = _store_of(events, tmp_path)
+    rows = run_query(store, get_query("impact"), {"entity": "s.d.x.up"}).dicts()
+    assert [(r["asset_name"].value, r["owners"].value) for r in rows] == [("s.d.x.down", "bob.tanaka, team:Finance")]
+    state = run_query(store, get_query("entity-state"), {"entity": "s.d.x.down"}).dicts()
+    assert [r["value"].value for r in state if r["field"].value == "owners"] == ["bob.tanaka", "team:Finance"]
 
 
 def test_who_changed_and_changes_by_user(store):
