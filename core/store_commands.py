@@ -113,18 +113,20 @@ def run_query_cmd(args: argparse.Namespace) -> int:
     q = load_query_file(args.file) if args.file else get_query(args.name)
     refuse_service(q.text, allow_service=args.allow_service)
     params = parse_param_args(args.param)
+    notes: list[str] = []
     with store_from_args(args, read_only=True) as store:
         form = query_form(q.text)
         if form == "SELECT":
             rows = run_query(store, q, params, allow_service=args.allow_service)
+            notes = rows.notes
+            out = render(rows, args.format)
         elif form == "ASK":
-            sys.stdout.write(render_boolean(store.ask(q.text, bind_params(store, q, params)), args.format))
-            return 0
+            out = render_boolean(store.ask(q.text, bind_params(store, q, params, notes=notes)), args.format)
         else:  # CONSTRUCT / DESCRIBE: the graph as N-Triples
-            triples = store.construct(q.text, bind_params(store, q, params))
-            sys.stdout.write(render_graph(triples, "nt"))
-            return 0
-    sys.stdout.write(render(rows, args.format))
+            out = render_graph(store.construct(q.text, bind_params(store, q, params, notes=notes)), "nt")
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    sys.stdout.write(out)
     return 0
 
 
@@ -138,7 +140,10 @@ def run_describe(args: argparse.Namespace) -> int:
     from changeprov.sparql.describe import describe_triples, render_graph
     from changeprov.sparql.stores import store_from_args
 
+    notes: list[str] = []
     with store_from_args(args, read_only=True) as store:
-        triples = describe_triples(store, args.entity)
+        triples = describe_triples(store, args.entity, notes=notes)
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
     sys.stdout.write(render_graph(triples, args.format))
     return 0

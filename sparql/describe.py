@@ -13,8 +13,10 @@ from changeprov.sparql.stores import TripleStore
 DESCRIBE_FORMATS = ("turtle", "jsonld", "nt")
 
 
-def describe_triples(store: TripleStore, entity: str) -> list[ox.Triple]:
+def describe_triples(store: TripleStore, entity: str, *, notes: list[str] | None = None) -> list[ox.Triple]:
     rows = run_query(store, get_query("describe"), {"entity": entity})
+    if notes is not None:
+        notes += rows.notes
     out = set()
     for r in rows.dicts():
         s, p, o = r["s"], r["p"], r["o"]

@@ -217,8 +217,17 @@ _USE_CHECK = {  # how a node is used as what the parameter names
 }
 
 
-def resolve_node(store: TripleStore, value: str, *, what: str = "entity") -> ox.NamedNode:
-    """The one node an FQN / URN names (or the IRI itself, if the graph has it); InputError otherwise."""
+_HARD_DELETED = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+                 "SELECT ?node WHERE {\n#@bindings\n?event om:affectsEntity ?node\n"
+                 "FILTER EXISTS { ?event om:lifecycleChange om:HardDeleted }\n} LIMIT 1\n")
+
+
+def resolve_node(store: TripleStore, value: str, *, what: str = "entity",
+                 notes: list[str] | None = None) -> ox.NamedNode:
+    """The one node an FQN / URN names (or the IRI itself, if the graph has it); InputError otherwise.
+
+    An OpenMetadata entity dropped and re-created under its FQN is two entities (two ids): the FQN
+    names the one not hard-deleted, and a line in ``notes`` says so and names the others."""
     if not value:
         raise InputError(f"empty {what}")
     rows = run_query(store, get_query("resolve"), {"key": value}, raw=True)
@@ -229,6 +238,15 @@ def resolve_node(store: TripleStore, value: str, *, what: str = "entity") -> ox.
         # FQN. A tag parameter means the latter, an entity parameter the former.
         used = [n for n in nodes if store.select(_USE_CHECK[what], {"node": n}).rows]
         nodes = used if len(used) == 1 else nodes
+    if len(nodes) > 1 and what == "entity":
+        live = [n for n in nodes if not store.select(_HARD_DELETED, {"node": n}).rows]
+        if len(live) == 1:
+            others = [n.value for n in nodes if n != live[0]]
+            if notes is not None:
+                notes.append(f"{value[:120]!r} also named {len(others)} hard-deleted "
+                             f"entit{'y' if len(others) == 1 else 'ies'} ({', '.join(others[:5])}); "
+                             f"answering for the one not deleted, {live[0].value}; pass an IRI for another")
+            return live[0]
     if len(nodes) > 1:
         raise InputError(f"{what} {value[:120]!r} is ambiguous: {', '.join(n.value for n in nodes[:5])}; "
                          "pass the IRI instead")
@@ -256,10 +274,11 @@ def regex_literal(name: str, value: str) -> ox.Literal:
     return term
 
 
-def convert(store: TripleStore, p: Param, value: str, *, now_ms: int | None = None):
+def convert(store: TripleStore, p: Param, value: str, *, now_ms: int | None = None,
+            notes: list[str] | None = None):
     t = p.type
     if t in ("entity", "tag"):
-        return resolve_node(store, value, what=t)
+        return resolve_node(store, value, what=t, notes=notes)
     if t == "user":
         return resolve_user(store, value)
     if t in ("time", "time-end"):
@@ -289,7 +308,7 @@ def convert(store: TripleStore, p: Param, value: str, *, now_ms: int | None = No
 
 
 def bind_params(store: TripleStore, q: NamedQuery, values: Mapping[str, str], *,
-                now_ms: int | None = None) -> dict[str, ox.NamedNode | ox.Literal]:
+                now_ms: int | None = None, notes: list[str] | None = None) -> dict[str, ox.NamedNode | ox.Literal]:
     unknown = sorted(set(values) - {p.name for p in q.params})
     if unknown:
         known = ", ".join(p.name for p in q.params) or "none"
@@ -303,7 +322,7 @@ def bind_params(store: TripleStore, q: NamedQuery, values: Mapping[str, str], *,
             continue
         if not isinstance(value, str):
             raise InputError(f"parameter {p.name}: expected a string value")
-        bound[p.name] = convert(store, p, value, now_ms=now_ms)
+        bound[p.name] = convert(store, p, value, now_ms=now_ms, notes=notes)
     _check_window(bound)
     return bound
 
@@ -338,7 +357,8 @@ def run_query(store: TripleStore, q: NamedQuery, values: Mapping[str, str] | Non
               allow_service: bool = False, raw: bool = False, now_ms: int | None = None) -> Rows:
     """Run a named (or file) query: bind parameters, run, apply collect / driver, drop parameter columns."""
     refuse_service(q.text, allow_service=allow_service)
-    bound = bind_params(store, q, values or {}, now_ms=now_ms)
+    notes: list[str] = []
+    bound = bind_params(store, q, values or {}, now_ms=now_ms, notes=notes)
     if q.driver and not raw:
         kind, *args = q.driver.split()
         rows = DRIVERS[kind](store, q, bound, *args)
@@ -349,7 +369,7 @@ def run_query(store: TripleStore, q: NamedQuery, values: Mapping[str, str] | Non
     if q.collect:
         rows = collect(rows, q.collect)
     keep = [i for i, v in enumerate(rows.variables) if q.param(v) is None]
-    return Rows([rows.variables[i] for i in keep], [tuple(r[i] for i in keep) for r in rows.rows])
+    return Rows([rows.variables[i] for i in keep], [tuple(r[i] for i in keep) for r in rows.rows], notes)
 
 
 def _text(term) -> str:

@@ -52,6 +52,8 @@ class Rows:
 
     variables: list[str]
     rows: list[tuple[Term | None, ...]] = field(default_factory=list)
+    #: what the user should know about how the answer was reached (shown on stderr by the CLI)
+    notes: list[str] = field(default_factory=list)
 
     def dicts(self) -> list[dict[str, Term | None]]:
         return [dict(zip(self.variables, row)) for row in self.rows]

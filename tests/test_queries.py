@@ -237,6 +237,7 @@ def _store_of(events: list[dict], work: Path):
     """An embedded store of these events, mapped by the reference mapper (every one must map)."""
     from changeprov.mapping.reference import map_to_files
 
+    work.mkdir(parents=True, exist_ok=True)
     src = work / "events.jsonl"
     src.write_text("".join(json.dumps(e) + "\n" for e in events))
     counts = map_to_files([str(src)], work / "x.nt", work / "q.jsonl").as_dict()
@@ -357,6 +358,34 @@ def test_impact_names_openmetadata_owners_as_users_do(tmp_path):
     assert [(r["asset_name"].value, r["owners"].value) for r in rows] == [("s.d.x.down", "bob.tanaka, team:Finance")]
     state = run_query(store, get_query("entity-state"), {"entity": "s.d.x.down"}).dicts()
     assert [r["value"].value for r in state if r["field"].value == "owners"] == ["bob.tanaka", "team:Finance"]
+
+
+def test_an_fqn_dropped_and_re_created_names_the_entity_not_deleted_with_a_note(tmp_path, capsys):
+    """A user's test: a table hard-deleted and re-created (a new id, the same FQN) could no longer be
+    queried by its FQN at all ("ambiguous" in every query)."""
+    t = 1_704_067_200_000
+    old, new = "11111111-0000-0000-0000-00000000000a", "11111111-0000-0000-0000-00000000000b"
+
+    def event(n, event_type, entity_id, ms, previous, current):
+        return {"id": f"r-{n}", "eventType": event_type, "entityType": "table", "entityId": entity_id,
+                "entityFullyQualifiedName": "svc.db.sch.u2", "userName": "bob", "timestamp": ms,
+                "previousVersion": previous, "currentVersion": current}
+
+    events = [event(1, "entityCreated", old, t, 0.1, 0.1), event(2, "entityDeleted", old, t + 1000, 0.1, 0.1),
+              event(3, "entityCreated", new, t + 2000, 0.1, 0.1)]
+    store = _store_of(events, tmp_path)
+    rows = run_query(store, get_query("entity-history"), {"entity": "svc.db.sch.u2"})
+    assert [r["event_type"].value for r in rows.dicts()] == ["EntityCreated"]
+    assert len(rows.notes) == 1 and "also named 1 hard-deleted entity" in rows.notes[0] and old in rows.notes[0]
+    store.close()
+    assert main(["query", "entity-history", "--param", "entity=svc.db.sch.u2", "--store", str(tmp_path / "db"),
+                 "--format", "csv"]) == 0
+    out, err = capsys.readouterr()
+    assert len(out.splitlines()) == 2 and err.startswith("note: 'svc.db.sch.u2' also named 1 hard-deleted entity")
+    # two incarnations, neither deleted (an event missing from the log): still ambiguous
+    events.pop(1)
+    with pytest.raises(InputError, match="is ambiguous"):
+        run_query(_store_of(events, tmp_path / "two"), get_query("entity-history"), {"entity": "svc.db.sch.u2"})
 
 
 def test_who_changed_and_changes_by_user(store):
