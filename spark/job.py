@@ -102,7 +102,6 @@ def _first_bytes(spark: SparkSession, path: str) -> bytes:
     from changeprov.mapping.inputs import HADOOP_ONLY_CODECS, READ_ERRORS, codec_of, open_input
 
     if path.startswith("file:") and codec_of(path) not in HADOOP_ONLY_CODECS:
-
         try:
             with open_input(local_file(path)) as fh:
                 return fh.read(4)

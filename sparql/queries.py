@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from importlib import resources
 from pathlib import Path
-from urllib.parse import unquote
 from typing import Mapping
+from urllib.parse import unquote
 
 import pyoxigraph as ox
 
