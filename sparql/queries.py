@@ -186,7 +186,7 @@ def user_node(value: str) -> ox.NamedNode:
         raise InputError(f"not a user name or URN: {value[:80]!r} ({exc})") from None
 
 
-_NODE_CHECK = "SELECT ?node WHERE {\n#@bindings\n{ ?node ?p ?o } UNION { ?s ?p ?node }\n} LIMIT 1\n"
+_IRI_CHECK = "SELECT ?iri ?t WHERE {\n#@bindings\n?iri a ?t\n} LIMIT 1\n"
 _AGENTS_LIKE = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
                 "SELECT DISTINCT ?part ?agent WHERE {\n#@bindings\n?event om:performedBy ?agent\n"
                 "FILTER(CONTAINS(LCASE(STR(?agent)), LCASE(?part)))\n} ORDER BY ?agent LIMIT 5\n")
@@ -195,19 +195,17 @@ _AGENTS_LIKE = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>
 def resolve_user(store: TripleStore, value: str) -> ox.NamedNode:
     """The user node ``value`` names, if the store has it: a typo must not read as "changed nothing"."""
     node = user_node(value)
-    if store.select(_NODE_CHECK, {"node": node}).rows:
+    if store.select(_IRI_CHECK, {"iri": node}).rows:  # every user node is typed (prov:Agent)
         return node
     part = value.rsplit(":", 1)[-1].strip()
+    agents = [a.value for _part, a in store.select(_AGENTS_LIKE, {"part": ox.Literal(part)}).rows] if part else []
     # shown as a user types them: an OpenMetadata userName (S(x) is percent-encoding), or the URN
-    similar = [unquote(a[len(OM_USER):]) if a.startswith(OM_USER) else a
-               for a in (r[1].value for r in store.select(_AGENTS_LIKE, {"part": ox.Literal(part)}).rows)] \
-        if part else []
+    similar = [unquote(a.removeprefix(OM_USER)) if a.startswith(OM_USER) else a for a in agents]
     hint = f"; users matching {part!r}: {', '.join(similar)}" if similar else ""
     raise InputError(f"no user {value[:120]!r} in the store (an OpenMetadata userName or a DataHub "
                      f"corpuser URN){hint}")
 
 
-_IRI_CHECK = "SELECT ?iri ?t WHERE {\n#@bindings\n?iri a ?t\n} LIMIT 1\n"
 _USE_CHECK = {  # how a node is used as what the parameter names
     "entity": "PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
               "SELECT ?node WHERE {\n#@bindings\n?event om:affectsEntity ?node\n} LIMIT 1\n",
