@@ -269,17 +269,23 @@ class _DataHubEvents:
                                  {"fieldUrn": furn, "fieldPath": f[0], "nullable": f[3], "modificationCategory": cat}))
         return out
 
+    def _toggle(self, members: list, pool, p_remove: float) -> tuple[str, str] | None:
+        """Remove a random member (with probability ``p_remove``) or add one drawn from ``pool``:
+        (member, "REMOVE" | "ADD"), or None when the draw is a member already."""
+        if members and self.random() < p_remove:
+            return members.pop(self.randrange(len(members))), "REMOVE"
+        pick = pool[self.randrange(len(pool))]
+        if pick in members:
+            return None
+        members.append(pick)
+        return pick, "ADD"
+
     def _ds_tags(self, ds, t, actor, ece=None, platform=False) -> list:
         rnd = self.random
-        if ds.tags and rnd() < 0.35:
-            tag = ds.tags.pop(self.randrange(len(ds.tags)))
-            op = "REMOVE"
-        else:
-            tag = DH_TAGS[self.randrange(len(DH_TAGS))]
-            if tag in ds.tags:
-                return self._ds_terms(ds, t, actor, ece, platform)
-            ds.tags.append(tag)
-            op = "ADD"
+        change = self._toggle(ds.tags, DH_TAGS, 0.35)
+        if change is None:
+            return self._ds_terms(ds, t, actor, ece, platform)
+        tag, op = change
         out = []
         if ece != "only":
             out.append(self._mcl(ds, "dataset", "globalTags", dumps({"tags": [{"tag": x} for x in ds.tags]}), t,
@@ -291,15 +297,10 @@ class _DataHubEvents:
 
     def _ds_terms(self, ds, t, actor, ece=None, platform=False) -> list:
         rnd = self.random
-        if ds.terms and rnd() < 0.3:
-            term = ds.terms.pop(self.randrange(len(ds.terms)))
-            op = "REMOVE"
-        else:
-            term = DH_TERMS[self.randrange(len(DH_TERMS))]
-            if term in ds.terms:
-                return self._ds_owners(ds, t, actor, ece, platform)
-            ds.terms.append(term)
-            op = "ADD"
+        change = self._toggle(ds.terms, DH_TERMS, 0.3)
+        if change is None:
+            return self._ds_owners(ds, t, actor, ece, platform)
+        term, op = change
         out = []
         if ece != "only":
             out.append(self._mcl(ds, "dataset", "glossaryTerms", dumps(
