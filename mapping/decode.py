@@ -36,6 +36,8 @@ REASONS: dict[str, str] = {
     "BAD_ASPECT_JSON": "JSON embedded in a string (aspect value, entity, payload) is not valid JSON",
     "TOO_LARGE": "the line is longer than the byte limit or nested deeper than the depth limit",
     "BAD_ENCODING": "the line is not UTF-8 (invalid bytes, BOM, NUL bytes, lone surrogate escapes)",
+    "DUPLICATE_EVENT": "an earlier line is the same event (same event id) with different content; the first "
+                       "is kept, so that no event mixes the contents of two",
 }
 
 MAX_BYTES = 8 * 2**20

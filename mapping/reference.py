@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import heapq
 import os
 import tempfile
@@ -14,6 +15,7 @@ from typing import Iterable, Iterator
 from pyoxigraph import RdfFormat, Triple, serialize
 
 from changeprov.mapping.inputs import check_outputs, display_name, expand_inputs, read_lines, replaced_on_success
+from changeprov.mapping.decode import Quarantine
 from changeprov.mapping.mapper import Result, map_line
 from changeprov.mapping.vocab import RDF_TYPE, om
 
@@ -80,9 +82,17 @@ def map_to_files(inputs: Iterable[str], out: Path, quarantine: Path, *, family: 
     with replaced_on_success(quarantine) as qf, replaced_on_success(out) as of, \
             tempfile.TemporaryDirectory(prefix=".changeprov-map-", dir=beside) as tmp:
         runs = _SortedRuns(Path(tmp) / "run", run_lines)
+        first = _FirstSeen()
         for source, number, raw in _lines(files):
             result = map_line(raw, source=source, line=number, family=family)
             counts.lines_read += 1
+            data = b""
+            if result.quarantine is None and not result.blank:
+                data = serialize(result.triples, format=RdfFormat.N_TRIPLES) or b""
+                detail = first.conflict(data, source, number)
+                if detail:
+                    result = Result(None, quarantine=Quarantine(
+                        "DUPLICATE_EVENT", detail, source, number, raw.decode("utf-8", "backslashreplace")))
             if result.blank:
                 counts.blank += 1
             elif result.quarantine is not None:
@@ -90,13 +100,45 @@ def map_to_files(inputs: Iterable[str], out: Path, quarantine: Path, *, family: 
                 qf.write((result.quarantine.to_json() + "\n").encode("utf-8"))
             else:
                 counts.mapped += 1
-                runs.add(serialize(result.triples, format=RdfFormat.N_TRIPLES) or b"",
-                         f"{result.day}{result.family}")
+                runs.add(data, f"{result.day}{result.family}")
         for line, tag in runs.unique():
             counts.triples[tag[10:]] += 1  # tag: YYYY-MM-DD + family
             counts.events += line.endswith(_EVENT_LINE_END)
             of.write(line)
     return counts
+
+
+class _FirstSeen:
+    """Each event's first mapped line: where it was, and a digest of its set of triples.
+
+    An event id seen again with other triples is a conflict (a replay with edits, two producers
+    sharing ids): merging both lines would make one event with two times, entities or users, so the
+    later line is quarantined and the first kept — the order in which the inputs are read (files
+    sorted, lines in order), which the export reproduces. The same triples again are a plain
+    duplicate and map as before. Memory: one entry per distinct event (~150 bytes)."""
+
+    def __init__(self) -> None:
+        self.events: dict[bytes, tuple[bytes, str, int]] = {}
+
+    def conflict(self, data: bytes, source: str, line: int) -> str | None:
+        """The quarantine detail if ``data`` (one line's N-Triples) conflicts with its event's first line."""
+        lines = set(data.splitlines(keepends=True))
+        event = next((t.split(b" ", 1)[0] for t in lines if t.endswith(_EVENT_LINE_END)), None)
+        if event is None:
+            return None
+        digest = hashlib.blake2b(b"".join(sorted(lines)), digest_size=16).digest()
+        seen = self.events.setdefault(event, (digest, source, line))
+        if seen[0] == digest:
+            return None
+        return duplicate_detail(seen[1], seen[2])
+
+
+#: DUPLICATE_EVENT's detail; ``{where}`` is ``source:line`` of the event's first line (the export's too)
+DUPLICATE_DETAIL = "the same event id with different content was first seen at {where}; that line is kept"
+
+
+def duplicate_detail(source: str, line: int) -> str:
+    return DUPLICATE_DETAIL.format(where=f"{source}:{line}")
 
 
 def _lines(files: Iterable[Path]) -> Iterator[tuple[str, int, bytes]]:

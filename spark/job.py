@@ -24,8 +24,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
+from urllib.parse import unquote, urlparse
 
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from changeprov import __version__
@@ -207,14 +208,16 @@ def capped_raw(raw: Column) -> Column:
 
 
 def output_rows(mapped: DataFrame) -> DataFrame:
-    """Every line → its output rows: kind t (triple), q (quarantine), a (accounting), s (split stats)."""
+    """Every line → its output rows: kind t (triple), q (quarantine), a (accounting), s (split stats),
+    d (a mapped line's event and a digest of its triples: see ``aggregate``)."""
     status = (F.when(F.col("blank"), F.lit("blank"))
               .when(F.col("reason").isNotNull(), F.lit("quarantined")).otherwise(F.lit("mapped")))
-    row = "struct<kind:string,key:string,part:bigint>"
+    row = "struct<kind:string,key:string,part:bigint,fp:bigint>"
 
-    def r(kind, key, part=None):
+    def r(kind, key, part=None, fp=None):
         return F.struct(F.lit(kind).alias("kind"), key.alias("key"),
-                        (part if part is not None else F.lit(None).cast("long")).alias("part"))
+                        (part if part is not None else F.lit(None).cast("long")).alias("part"),
+                        (fp if fp is not None else F.lit(None).cast("long")).alias("fp"))
 
     part = F.col("_part")
     # line 1 of a file with a BOM: the reference's raw text has the BOM Hadoop stripped (read_lines)
@@ -228,10 +231,24 @@ def output_rows(mapped: DataFrame) -> DataFrame:
     account = F.array(r("a", F.concat_ws("|", status, F.coalesce(F.col("reason"), F.lit("")),
                                          F.coalesce(F.col("family"), F.lit("")))))
     split = F.array(r("s", F.concat_ws("|", F.col("block").cast("string"), F.col("file"))))
+    event = F.when(F.size(F.col("triples")) > 0,
+                   F.array(r("d", _event_of(F.col("triples")), fp=_digest_of(F.col("triples"))))
+                   ).otherwise(F.array().cast(f"array<{row}>"))
     return (mapped
             .withColumn("_part", _part_code())
-            .select(F.col("mono"), F.explode(F.concat(triples, quarantine, account, split)).alias("o"))
+            .select(F.col("mono"), F.explode(F.concat(triples, quarantine, account, split, event)).alias("o"))
             .select("o.*", "mono"))
+
+
+def _event_of(triples: Column) -> Column:
+    """The line's event IRI (``<…>``): the subject of its one ``rdf:type om-event:ChangeEvent`` triple."""
+    typed = F.filter(triples, lambda t: t.endswith(EVENT_TYPE_TRIPLE_END))
+    return F.substring_index(F.element_at(typed, 1), " ", 1)
+
+
+def _digest_of(triples: Column) -> Column:
+    """A digest of the line's set of triples: equal sets, equal digests (reference: ``_FirstSeen``)."""
+    return F.xxhash64(F.array_sort(F.array_distinct(triples)))
 
 
 def aggregate(rows: DataFrame) -> DataFrame:
@@ -240,8 +257,14 @@ def aggregate(rows: DataFrame) -> DataFrame:
     # HashAggregate: the input is already partitioned by its keys). Without it Spark adds a partial
     # aggregation before the shuffle, which removed only a quarter of the rows (most triples occur
     # once) and, on 1M events with a 2 GB heap, spilled 7.5 GB from its hash table in the map tasks.
+    #
+    # Rows of kind d (one per mapped line, keyed by its event) find events whose lines map to
+    # different triples: their digests' minimum and maximum differ. Only those are kept (normally
+    # none), and the export then quarantines the later lines (``duplicate_losers``).
     agg = (rows.repartition("kind", "key").groupBy("kind", "key")
-           .agg(F.min("part").alias("part"), F.count(F.lit(1)).alias("n"), F.min("mono").alias("first")))
+           .agg(F.min("part").alias("part"), F.count(F.lit(1)).alias("n"), F.min("mono").alias("first"),
+                F.min("fp").alias("fp_min"), F.max("fp").alias("fp_max"))
+           .where((F.col("kind") != "d") | (F.col("fp_min") != F.col("fp_max"))))
     text = (F.when(F.col("kind").isin("t", "q"), F.col("key"))
             .otherwise(F.concat_ws("|", F.col("n").cast("string"), F.col("first").cast("string"), F.col("key"))))
     source = F.element_at(F.array(*[F.lit(f) for f in _PART_ORDER]),
@@ -309,26 +332,23 @@ def export(spark: SparkSession, inputs: Sequence[str], out: str, *, family: str 
     except Exception as exc:  # AnalysisException: path does not exist, …
         raise InputError(f"cannot read the input: {str(exc).splitlines()[0]}") from None
 
-    observed = _observation(spark)
-    staged = (lines.transform(map_lines_for(family)).transform(output_rows).transform(aggregate)
-              .observe(observed[0], *observed[1]))
+    mapped = lines.transform(map_lines_for(family))
     progress("mapping, deduplicating and writing (one Spark job)")
-    writer = (staged.repartition(F.col("kind"), F.col("source"), F.col("date"))
-              # a hash first: files come out in the same order every run, and the sort compares
-              # numbers instead of long strings that share their first 40 characters. The hash is a
-              # column, computed once per row: as a sort expression it was computed again in every
-              # comparison (two hashes per comparison, ~3% of the map stage's task time on 100k events)
-              .withColumn("_h", F.xxhash64("value"))
-              .sortWithinPartitions("kind", "source", "date", "_h", "value")
-              .drop("_h")
-              .write.mode("overwrite").partitionBy("kind", "source", "date"))
-    if compress == "gzip":
-        writer = writer.option("compression", "gzip")
-    try:
-        writer.text(fs.path(staging).toString())
-    except Exception as exc:  # a failed task (disk full, lost executor, …): nothing was committed
-        raise SparkError(f"the export job failed, nothing was committed: {first_line(exc)}") from None
-    metrics = observed[0].get
+    metrics = _write(spark, mapped, fs.path(staging).toString(), compress)
+    if fs.exists(staging, "kind=d"):
+        # Rare: one event id on lines with different content. Which line is first needs line
+        # numbers, known only now: the later lines are found (a second pass, no shuffle of triples)
+        # and the job runs again with them quarantined.
+        progress("some event ids occur with different content: quarantining the later lines")
+        dups = f"{staging}-duplicates"
+        losers = duplicate_losers(spark, mapped, fs.path(staging, "kind=d").toString(),
+                                  _offsets(spark, _read_stats(spark, fs, staging)["splits"], inputs),
+                                  fs.path(dups).toString())
+        progress("mapping, deduplicating and writing again")
+        fs.delete(staging)  # the overwrite is per partition (dynamic): a date of the losers alone would stay
+        metrics = _write(spark, mapped.transform(quarantine_duplicates(losers)), fs.path(staging).toString(),
+                         compress)
+        fs.delete(dups)
 
     progress("committing")
     stats = _read_stats(spark, fs, staging)
@@ -344,6 +364,74 @@ def export(spark: SparkSession, inputs: Sequence[str], out: str, *, family: str 
     _commit(spark, fs, staging, mode=mode, compress=compress, run_id=run_id, quarantine_rows=quarantine_rows,
             manifest=manifest)
     return ExportResult(out=out, run_id=run_id, manifest=manifest)
+
+
+def _write(spark: SparkSession, mapped: DataFrame, path: str, compress: str) -> dict:
+    """Stage the output rows of ``mapped`` lines under ``path`` (partitioned by kind, source, date);
+    returns the observed triple and event counts."""
+    observed = _observation(spark)
+    staged = mapped.transform(output_rows).transform(aggregate).observe(observed[0], *observed[1])
+    writer = (staged.repartition(F.col("kind"), F.col("source"), F.col("date"))
+              # a hash first: files come out in the same order every run, and the sort compares
+              # numbers instead of long strings that share their first 40 characters. The hash is a
+              # column, computed once per row: as a sort expression it was computed again in every
+              # comparison (two hashes per comparison, ~3% of the map stage's task time on 100k events)
+              .withColumn("_h", F.xxhash64("value"))
+              .sortWithinPartitions("kind", "source", "date", "_h", "value")
+              .drop("_h")
+              .write.mode("overwrite").partitionBy("kind", "source", "date"))
+    if compress == "gzip":
+        writer = writer.option("compression", "gzip")
+    try:
+        writer.text(path)
+    except Exception as exc:  # a failed task (disk full, lost executor, …): nothing was committed
+        raise SparkError(f"the export job failed, nothing was committed: {first_line(exc)}") from None
+    return observed[0].get
+
+
+_LOSERS = "file string, block long, mono long, detail string"
+
+
+def duplicate_losers(spark: SparkSession, mapped: DataFrame, conflicts: str, offsets: DataFrame,
+                     out: str) -> DataFrame:
+    """The lines to quarantine as DUPLICATE_EVENT: of the events listed in ``conflicts`` (the staged
+    rows of kind d), every mapped line whose triples differ from those of the event's first line in
+    the reference's reading order (input order, then line number). Written to ``out`` and read back,
+    so that the second run of the job does not compute them again."""
+    from changeprov.mapping.reference import DUPLICATE_DETAIL
+
+    events = spark.read.text(conflicts).select(F.split(F.col("value"), "[|]", 3)[2].alias("event"))
+    lines = (mapped.where(F.col("reason").isNull() & (F.size(F.col("triples")) > 0))
+             .select(_event_of(F.col("triples")).alias("event"), _digest_of(F.col("triples")).alias("fp"),
+                     "file", "block", "mono")
+             .join(F.broadcast(events), "event")
+             .join(F.broadcast(offsets), ["file", "block"])
+             .withColumn("line", F.col("before") + F.col("mono") - F.col("first") + 1))
+    first = Window.partitionBy("event").orderBy("rank", "file", "line")
+    before, after = DUPLICATE_DETAIL.split("{where}")
+    detail = F.concat(F.lit(before), F.first("display").over(first), F.lit(":"),
+                      F.first("line").over(first).cast("string"), F.lit(after))
+    try:
+        (lines.select("file", "block", "mono", "fp", F.first("fp").over(first).alias("first_fp"),
+                      detail.alias("detail"))
+         .where(F.col("fp") != F.col("first_fp")).select("file", "block", "mono", "detail")
+         .write.mode("overwrite").json(out))
+    except Exception as exc:
+        raise SparkError(f"the export job failed, nothing was committed: {first_line(exc)}") from None
+    return spark.read.schema(_LOSERS).json(out)
+
+
+def quarantine_duplicates(losers: DataFrame) -> Callable[[DataFrame], DataFrame]:
+    """Mapped lines → the same, with ``losers`` (from duplicate_losers) quarantined as DUPLICATE_EVENT."""
+    def apply(mapped: DataFrame) -> DataFrame:
+        marked = mapped.join(F.broadcast(losers.withColumnRenamed("detail", "_dup")), ["file", "block", "mono"], "left")
+        dup = F.col("_dup").isNotNull()
+        return (marked.withColumn("reason", F.when(dup, F.lit("DUPLICATE_EVENT")).otherwise(F.col("reason")))
+                .withColumn("detail", F.when(dup, F.col("_dup")).otherwise(F.col("detail")))
+                .withColumn("triples", F.when(~dup, F.col("triples")))
+                .drop("_dup"))
+
+    return apply
 
 
 def map_lines_for(family: str) -> Callable[[DataFrame], DataFrame]:
@@ -387,6 +475,23 @@ def _read_stats(spark: SparkSession, fs: FileSystem, staging: str) -> dict:
     return {"accounting": accounting, "splits": splits}
 
 
+def _offsets(spark: SparkSession, splits: dict, inputs: Sequence[str] = ()) -> DataFrame:
+    """Per input split (file, block): the lines before it (``before``) and its first running id
+    (``first``), so a line's number is before + mono - first + 1; the file's name as the reference
+    writes it (``display``) and its ``rank`` in the reference's reading order (``inputs``' order;
+    files Spark found in a folder come after, by name)."""
+    rank = {local_file(item): i for i, item in enumerate(inputs) if item.startswith("file:")}
+    rows = []
+    for path, blocks in splits.items():
+        before = 0
+        here = rank.get(unquote(urlparse(path).path), len(rank)) if path.startswith("file:") else len(rank)
+        for block, n, first in sorted(blocks):
+            rows.append((path, display_source(path), block, before, first, here))
+            before += n
+    return spark.createDataFrame(
+        rows, "file string, display string, block long, before long, first long, rank long")
+
+
 def _counts(stats: dict, metrics: dict) -> dict:
     acc = stats["accounting"]
     by_reason: dict[str, int] = {}
@@ -427,13 +532,7 @@ def _number_quarantine(spark: SparkSession, fs: FileSystem, staging: str, splits
                          .alias("value"), F.col("source").alias("_s"), F.lit(1).cast("long").alias("_l")))
     if not fs.exists(staging, "kind=q"):
         return extra
-    offsets = []
-    for path, blocks in splits.items():
-        before = 0
-        for block, n, first in sorted(blocks):
-            offsets.append((path, display_source(path), block, before, first))  # names as the reference writes them
-            before += n
-    table = spark.createDataFrame(offsets, "path string, display string, block long, before long, first long")
+    table = _offsets(spark, splits).withColumnRenamed("file", "path")
     recs = spark.read.text(fs.path(staging, "kind=q").toString()).select(
         F.from_json("value", "reason string, detail string, source string, block long, mono long, raw string")
         .alias("r")).select("r.*")

@@ -30,6 +30,12 @@ DEFAULTS = {
     # Local paths without Hadoop's checksum files: half the files to create (each creation also
     # starts a chmod process where Hadoop has no native library, as here).
     "spark.hadoop.fs.file.impl": "org.apache.hadoop.fs.RawLocalFileSystem",
+    # A join above the mapping (the export's duplicate-event pass) made these two optimizer rules walk
+    # every staged projection under its keys: dynamic partition pruning ran for over 15 minutes
+    # (alias lineage, once per projection level), constraint propagation doubled the planning time.
+    # Our inputs are no partitioned tables, and no filter of ours needs inferred constraints.
+    "spark.sql.optimizer.dynamicPartitionPruning.enabled": "false",
+    "spark.sql.constraintPropagation.enabled": "false",
 }
 # Compile failures are followed by Spark's own interpreted fallback (correct, only slower): the
 # compiler's stack traces are noise to a user, so its logger is silenced.

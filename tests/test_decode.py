@@ -87,7 +87,7 @@ def test_every_decode_reason_is_covered():
     assert produced <= set(REASONS)
     assert set(REASONS) == {"MALFORMED_JSON", "NOT_AN_OBJECT", "UNKNOWN_FAMILY", "MISSING_FIELD", "BAD_TYPE",
                             "UNKNOWN_EVENT_TYPE", "BAD_TIMESTAMP", "BAD_IDENTIFIER", "BAD_ASPECT_JSON",
-                            "TOO_LARGE", "BAD_ENCODING"}
+                            "TOO_LARGE", "BAD_ENCODING", "DUPLICATE_EVENT"}
 
 
 def test_limits_are_parameters():

@@ -19,6 +19,7 @@ from changeprov.cli import main
 from changeprov.errors import InputError
 from changeprov.generate import generate
 from changeprov.mapping.mapper import map_line
+from changeprov.mapping.inputs import display_name
 from changeprov.mapping.reference import map_to_files
 
 DAY = 86_400_000
@@ -280,3 +281,29 @@ def test_hadoop_only_codecs_are_refused_by_name_not_read_as_lines(tmp_path, caps
     assert f"events.jsonl{suffix}:" in err and "which only `export` (Hadoop's codec) reads" in err
     assert not (tmp_path / "o.nt").exists()
 
+
+
+# ---------------------------------------------------------------- one event id, different content
+
+
+def om_update(entity: str, *, ms: int = 1_700_000_000_000, user: str = "alice", event_id: str = "dup-1") -> str:
+    return json.dumps({"id": event_id, "eventType": "entityUpdated", "entityType": "table", "entityId": entity,
+                       "timestamp": ms, "userName": user, "currentVersion": 0.2, "previousVersion": 0.1})
+
+
+def test_an_event_id_with_different_content_keeps_its_first_line_and_quarantines_the_others(tmp_path):
+    """A user's test: three lines with one id and other entities, users and times became one event
+    with three affectsEntity, two timestamps and two performers, silently."""
+    first, again = om_update("e-a"), om_update("e-a", user="bob")
+    (tmp_path / "a.jsonl").write_text("\n".join([first, again, om_update("e-b", ms=1_800_000_000_000), first]) + "\n")
+    (tmp_path / "b.jsonl").write_text(again + "\n" + om_update("x", event_id="other") + "\n")
+    counts = map_to_files([str(tmp_path)], tmp_path / "o.nt", tmp_path / "q.jsonl").as_dict()
+    records = [json.loads(x) for x in (tmp_path / "q.jsonl").read_text().splitlines()]
+    a, b = display_name(tmp_path / "a.jsonl"), display_name(tmp_path / "b.jsonl")
+    detail = f"the same event id with different content was first seen at {a}:1; that line is kept"
+    assert [(r["source"], r["line"], r["reason"], r["detail"]) for r in records] == [
+        (a, 2, "DUPLICATE_EVENT", detail), (a, 3, "DUPLICATE_EVENT", detail), (b, 1, "DUPLICATE_EVENT", detail)]
+    # the exact repeat of line 1 maps (a plain duplicate), and the graph is line 1's and the other event's
+    assert (counts["mapped"], counts["quarantined"], counts["distinct_events"]) == (3, 3, 2)
+    assert set((tmp_path / "o.nt").read_bytes().splitlines(keepends=True)) == nt_lines(first) | nt_lines(
+        om_update("x", event_id="other"))

@@ -482,3 +482,31 @@ def test_compressed_inputs_give_the_reference_mappers_triples_and_quarantine(spa
                      for r in map(json.loads, part.read_text().splitlines()))
     assert records == sorted((r["source"], r["line"], r["reason"])
                              for r in map(json.loads, (tmp_path / "ref-q.jsonl").read_text().splitlines()))
+
+
+def test_an_event_id_with_different_content_is_quarantined_after_its_first_line_as_the_reference_does(
+        spark, tmp_path):
+    """One id on lines that map to different triples: the first line in the reference's reading
+    order (files by name, then line) is kept and the later ones quarantined as DUPLICATE_EVENT. Spark
+    reads the larger file b first, so its running ids do not give that order. A losing line has a
+    date of its own: its partition from the first pass must not survive the second."""
+    def update(entity, *, ms=1_700_000_000_000, user="alice"):
+        return json.dumps({"id": "dup-1", "eventType": "entityUpdated", "entityType": "table", "entityId": entity,
+                           "timestamp": ms, "userName": user, "currentVersion": 0.2, "previousVersion": 0.1})
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a.jsonl").write_text(update("e-a") + "\n" + update("e-b", ms=1_800_000_000_000) + "\n")
+    padding = [line.decode() for line in generate_lines(events=40)]
+    (folder / "b.jsonl").write_text("\n".join([update("e-c", user="bob"), *padding, update("e-a")]) + "\n")
+    result = export(spark, resolve_inputs([str(folder)]), str(tmp_path / "out"))
+    want, counts = reference_triples([str(folder)], tmp_path)
+    assert read_triples(tmp_path / "out") == want
+    assert result.counts["quarantined_by_reason"] == dict(counts.quarantined) == {"DUPLICATE_EVENT": 2}
+    assert result.counts["distinct_events"] == counts.events and result.counts["triples"] == len(want)
+    assert not list((tmp_path / "out" / "triples").glob("*/date=2027-*")), "the loser's date partition survived"
+    got = [json.loads(x) for part in sorted((tmp_path / "out" / "quarantine").glob("part-*"))
+           for x in part.read_text().splitlines()]
+    assert got == [json.loads(x) for x in (tmp_path / "ref-q.jsonl").read_text().splitlines()]
+    assert [(r["source"], r["line"]) for r in got] == [(display_name(folder / "a.jsonl"), 2),
+                                                        (display_name(folder / "b.jsonl"), 1)]
