@@ -367,7 +367,22 @@ def run_query(store: TripleStore, q: NamedQuery, values: Mapping[str, str] | Non
     if q.collect:
         rows = collect(rows, q.collect)
     keep = [i for i, v in enumerate(rows.variables) if q.param(v) is None]
+    if not rows.rows:
+        notes += _why_empty(store, q, bound)
     return Rows([rows.variables[i] for i in keep], [tuple(r[i] for i in keep) for r in rows.rows], notes)
+
+
+_VERSIONED = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+              "ASK { ?event om:affectsEntity ?entity ; om:currentVersion ?v }")
+
+
+def _why_empty(store: TripleStore, q: NamedQuery, bound: Mapping[str, ox.NamedNode | ox.Literal]) -> list[str]:
+    """Notes for an empty answer whose cause a user cannot see: a version asked of an entity whose
+    events carry none (DataHub's; only OpenMetadata events have a currentVersion)."""
+    if q.name == "entity-state" and "version" in bound and not store.ask(_VERSIONED, {"entity": bound["entity"]}):
+        return ["no event of this entity has a version (only OpenMetadata events carry a currentVersion), "
+                "so version= selects none of them; as_of=TIME asks for its state at a time"]
+    return []
 
 
 def _text(term) -> str:

@@ -657,3 +657,12 @@ def test_csv_and_table_times_have_milliseconds_and_versions_a_point(db, capsys):
     assert [r["time"] for r in rows] == sorted(r["time"] for r in rows)
     assert main(["query", "entity-history", "--param", f"entity={OM_ORDERS}", "--store", str(db)]) == 0
     assert "T08:00:00.000Z" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("entity, note", [(ORDERS, True), (OM_ORDERS, False)])
+def test_entity_state_at_a_version_of_an_unversioned_entity_says_why_it_is_empty(embedded, entity, note):
+    """A user's test: version=… on a DataHub URN answered 0 rows, with nothing to say that DataHub
+    events carry no version. An OpenMetadata entity before its first version is simply empty."""
+    rows = run_query(embedded, get_query("entity-state"), {"entity": entity, "version": "0.01"})
+    assert rows.rows == []
+    assert [("only OpenMetadata events carry a currentVersion" in n) for n in rows.notes] == ([True] if note else [])
