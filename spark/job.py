@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime as _dt
 import gzip
 import json
+import re
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -324,13 +325,17 @@ def export(spark: SparkSession, inputs: Sequence[str], out: str, *, family: str 
     for name in fs.names():
         if name.startswith("_staging-"):
             fs.delete(name)  # a killed run's leftovers: never committed
+    if not fs.exists("_SUCCESS"):
+        removed = remove_uncommitted(fs)
+        if removed:
+            progress(f"removed {removed} file(s) that an export run which did not finish had moved into {out}")
 
     progress(f"reading {len(inputs)} input(s)")
     try:
         found = find_boms(spark, inputs)
         lines = read_lines(spark, found.plain, found.bom)
     except Exception as exc:  # AnalysisException: path does not exist, …
-        raise InputError(f"cannot read the input: {str(exc).splitlines()[0]}") from None
+        raise InputError(f"cannot read the input: {first_line(exc)}") from None
 
     mapped = lines.transform(map_lines_for(family))
     progress("mapping, deduplicating and writing (one Spark job)")
@@ -544,13 +549,58 @@ def _number_quarantine(spark: SparkSession, fs: FileSystem, staging: str, splits
     return numbered if extra is None else numbered.unionByName(extra)
 
 
+_PART_NAME = re.compile(r"part-(?:([0-9a-f]{12})-)?[0-9]{5}\.(?:nt|nt\.gz|jsonl)")
+
+
+def remove_uncommitted(fs: FileSystem) -> int:
+    """Delete the files of ``triples/`` and ``quarantine/`` that no committed run wrote; returns how many.
+
+    A run killed while committing (DIR/_SUCCESS is removed first) leaves some of its files moved
+    into place, some renamed, some with Spark's names. The manifest, written after every move, names
+    the committed runs: an append run's files carry its id (part-<12 hex>-NNNNN), an overwrite run's
+    none (part-NNNNN, and only with a manifest: overwrite deletes the manifest before the files).
+    Anything else would otherwise be committed by the next append with no manifest counting it."""
+    runs: set[str] = set()
+    manifest = fs.exists("manifest.json")
+    if manifest:
+        data = json.loads(fs.read_text("manifest.json"))
+        runs = {r["run_id"][:12] for r in [data, *data.get("previous_runs", [])] if r.get("run_id")}
+
+    def committed(name: str) -> bool:
+        m = _PART_NAME.fullmatch(name)
+        return m is not None and (m.group(1) in runs if m.group(1) else manifest)
+
+    removed = 0
+
+    def sweep(*where: str) -> bool:
+        """Remove the uncommitted files under ``where``; True if the folder is empty after."""
+        nonlocal removed
+        names = fs.names(*where)
+        kept = len(names)
+        for name in names:
+            if name.startswith(("source=", "date=")):
+                if sweep(*where, name):
+                    fs.delete(*where, name)
+                    kept -= 1
+            elif name.startswith("part-") and not committed(name):
+                fs.delete(*where, name)
+                removed += 1
+                kept -= 1
+        return kept == 0
+
+    sweep("triples")
+    sweep("quarantine")
+    return removed
+
+
 def _commit(spark, fs: FileSystem, staging: str, *, mode: str, compress: str, run_id: str,
             quarantine_rows: DataFrame | None, manifest: dict) -> None:
     """Move staged files into the final layout; _SUCCESS is written last and removed first."""
     for marker in ("_SUCCESS", "triples/_SUCCESS", "quarantine/_SUCCESS"):
         fs.delete(marker)
     if mode == "overwrite":
-        for name in ("triples", "quarantine", "manifest.json"):
+        # the manifest first: without it, the next run treats every file left here as uncommitted
+        for name in ("manifest.json", "triples", "quarantine"):
             fs.delete(name)
     prefix = "part" if mode == "overwrite" else f"part-{run_id[:12]}"
     suffix = ".nt.gz" if compress == "gzip" else ".nt"

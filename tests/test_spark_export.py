@@ -156,6 +156,39 @@ def test_a_run_that_dies_while_committing_leaves_no_success_marker(spark, mixed_
     assert not (out / "_SUCCESS").exists()
 
 
+def test_the_next_append_removes_what_a_run_killed_while_committing_had_moved(spark, mixed_log, mixed_export,
+                                                                              tmp_path, monkeypatch):
+    """A user's test: after an append killed mid-commit, the next append committed the dead run's
+    files (some renamed with its own run id): 65,107 triples under a manifest counting 3,470."""
+    path, _ = mixed_log
+    out = copy_of(mixed_export[0], tmp_path)
+    committed = read_triples(out)
+    dead, fresh = tmp_path / "dead.jsonl", tmp_path / "fresh.jsonl"
+    generate(dead, events=300, seed=98, hostile_share=0.05, days=28)
+    (fresh).write_text(generate_lines(events=1)[0].decode() + "\n")
+    real_move, moves = job_module.FileSystem.move, []
+
+    def dies_midway(self, src, dst):  # the new folders moved, 5 files renamed, the rest not
+        if dst[-1].endswith(".nt"):
+            moves.append(dst)
+            if len(moves) > 5:
+                raise OSError("simulated crash while moving files")
+        real_move(self, src, dst)
+
+    monkeypatch.setattr(job_module.FileSystem, "move", dies_midway)
+    with pytest.raises(OSError):
+        export(spark, resolve_inputs([str(dead)]), str(out), mode="append")
+    monkeypatch.setattr(job_module.FileSystem, "move", real_move)
+    assert not (out / "_SUCCESS").exists() and read_triples(out) > committed  # the dead run's files are there
+    messages = []
+    export(spark, resolve_inputs([str(fresh)]), str(out), mode="append", progress=messages.append)
+    want, _ = reference_triples([str(fresh)], tmp_path)
+    assert read_triples(out) == committed | want
+    assert any(m.startswith("removed ") for m in messages), messages
+    assert not [p for p in (out / "triples").rglob("*") if p.name.endswith(".txt")]
+    assert [p.name for p in (out / "quarantine").glob("part-*")] == ["part-00000.jsonl"]  # the fresh line maps
+
+
 @pytest.mark.parametrize("through, as_uri", [("os", False), ("os", True), ("hadoop", False)])
 def test_the_commit_file_operations_agree_locally_and_through_hadoop(spark, tmp_path, through, as_uri):
     # a space in a plain path: the local folder must be Hadoop's decoded path, not its URI text
