@@ -115,7 +115,11 @@ def _first_bytes(spark: SparkSession, path: str) -> bytes:
     stream = hpath.getFileSystem(conf).open(hpath)
     try:
         codec = jvm.org.apache.hadoop.io.compress.CompressionCodecFactory(conf).getCodec(hpath)
-        if codec is not None:
+        if codec is not None and codec.getClass().getSimpleName() == "ZStandardCodec":
+            # Hadoop's zstd stream needs its native library, which pip's pyspark has not; Spark's
+            # text reader decompresses .zst anyway, and zstd-jni (on Spark's class path) does here
+            stream = jvm.com.github.luben.zstd.ZstdInputStream(stream)
+        elif codec is not None:
             stream = codec.createInputStream(stream)
         out = []
         for _ in range(4):

@@ -543,3 +543,19 @@ def test_an_event_id_with_different_content_is_quarantined_after_its_first_line_
     assert got == [json.loads(x) for x in (tmp_path / "ref-q.jsonl").read_text().splitlines()]
     assert [(r["source"], r["line"]) for r in got] == [(display_name(folder / "a.jsonl"), 2),
                                                         (display_name(folder / "b.jsonl"), 1)]
+
+
+def test_a_zstd_input_is_read_and_its_byte_order_mark_found_without_hadoops_native_library(spark, tmp_path):
+    """A user's test: `export x.jsonl.zst` failed in the byte order mark check ("o65.createInputStream"):
+    Hadoop's zstd codec needs a native library that pip's pyspark lacks, though Spark reads the file."""
+    from changeprov.mapping.decode import BOM
+
+    lines = BOM + b"".join(line + b"\n" for line in generate_lines(events=5))
+    packed = tmp_path / "events.jsonl.zst"
+    packed.write_bytes(bytes(spark._jvm.com.github.luben.zstd.Zstd.compress(bytearray(lines))))
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "plain" / "events.jsonl").write_bytes(lines)
+    result = export(spark, resolve_inputs([str(packed)]), str(tmp_path / "out"))
+    want, counts = reference_triples([str(tmp_path / "plain")], tmp_path)
+    assert read_triples(tmp_path / "out") == want and counts.mapped == 4
+    assert result.counts["quarantined_by_reason"] == dict(counts.quarantined) == {"BAD_ENCODING": 1}
