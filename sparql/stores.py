@@ -178,7 +178,7 @@ class EmbeddedStore(TripleStore):
         if not isinstance(res, ox.QuerySolutions):
             raise InputError("expected a SELECT query")
         names = [v.value for v in res.variables]
-        return Rows(names, [tuple(sol[n] for n in names) for sol in res])
+        return Rows(names, _drained(lambda: [tuple(sol[n] for n in names) for sol in res], "query failed"))
 
     def ask(self, query, bindings=None) -> bool:
         res = self._query(query, bindings)
@@ -190,7 +190,7 @@ class EmbeddedStore(TripleStore):
         res = self._query(query, bindings)
         if not isinstance(res, ox.QueryTriples):
             raise InputError("expected a CONSTRUCT or DESCRIBE query")
-        return list(res)
+        return _drained(lambda: list(res), "query failed")
 
     def load_ntriples(self, stream) -> None:
         try:
@@ -367,6 +367,15 @@ def redacted(url: str) -> str:
     return urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.replace(":" + parts.password + "@", ":***@", 1)))
 
 
+def _drained(read, what: str):
+    """``read()`` (which iterates a lazy result), its errors as a StoreError: the engine reports a
+    failing SERVICE call or a broken results document only while its rows are read."""
+    try:
+        return read()
+    except (SyntaxError, RuntimeError, ValueError, OSError) as exc:
+        raise StoreError(f"{what}: {first_text(exc)}") from None
+
+
 def first_text(exc: BaseException) -> str:
     return (str(exc).splitlines() or [type(exc).__name__])[0][:200]
 
@@ -447,11 +456,14 @@ class RemoteStore(TripleStore):
                              f"it sent {data[:60]!r})") from None
 
     def select(self, query, bindings=None) -> Rows:
-        res = self._results(self._fetch(query, bindings, "application/sparql-results+json"))
+        data = self._fetch(query, bindings, "application/sparql-results+json")
+        res = self._results(data)
         if not isinstance(res, ox.QuerySolutions):
             raise InputError("expected a SELECT query")
         names = [v.value for v in res.variables]
-        return Rows(names, [tuple(sol[n] for n in names) for sol in res])
+        # an error found while the server was already streaming its results ends the body (oxigraph)
+        return Rows(names, _drained(lambda: [tuple(sol[n] for n in names) for sol in res],
+                                    f"endpoint {self.endpoint} broke off its results (it ended with {data[-120:]!r})"))
 
     def ask(self, query, bindings=None) -> bool:
         res = self._results(self._fetch(query, bindings, "application/sparql-results+json"))

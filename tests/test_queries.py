@@ -666,3 +666,20 @@ def test_entity_state_at_a_version_of_an_unversioned_entity_says_why_it_is_empty
     rows = run_query(embedded, get_query("entity-state"), {"entity": entity, "version": "0.01"})
     assert rows.rows == []
     assert [("only OpenMetadata events carry a currentVersion" in n) for n in rows.notes] == ([True] if note else [])
+
+
+def test_a_failing_service_call_is_a_clear_error_on_both_engines(store, tmp_path):
+    """A user's test: with --allow-service, a SERVICE to a closed port gave a Python traceback and exit
+    1 (embedded: the engine raises while rows are read; remote: oxigraph breaks off its streamed results)."""
+    import socket
+
+    from changeprov.errors import StoreError
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    rq = tmp_path / "q.rq"
+    rq.write_text(f"SELECT * WHERE {{ SERVICE <http://127.0.0.1:{port}/sparql> {{ ?s ?p ?o }} }} LIMIT 1\n")
+    with pytest.raises(StoreError) as err:
+        run_query(store, load_query_file(rq), allow_service=True)
+    assert "\n" not in str(err.value) and "Connection refused" in str(err.value), str(err.value)
