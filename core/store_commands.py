@@ -80,7 +80,8 @@ def configure_query(p: argparse.ArgumentParser) -> None:
     p.add_argument("--file", metavar="QUERY.rq", help="run an ad hoc SPARQL query from a file")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="a query parameter, repeatable")
     p.add_argument("--format", choices=["table", "csv", "tsv", "json"], default="table",
-                   help="table, csv and json print plain values; tsv is the W3C SPARQL results TSV (RDF terms)")
+                   help="table and csv print plain values; json is SPARQL 1.1 Query Results JSON (typed values); "
+                        "tsv is the W3C SPARQL results TSV (RDF terms). CONSTRUCT prints N-Triples")
     p.add_argument("--allow-service", action="store_true",
                    help="allow SERVICE clauses (federated queries make outbound HTTP requests)")
     _store_args(p)

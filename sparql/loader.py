@@ -35,7 +35,7 @@ from typing import Callable, Iterator
 
 import pyoxigraph as ox
 
-from changeprov.errors import ChangeprovError, InputError
+from changeprov.errors import ChangeprovError, InputError, StoreError
 from changeprov.mapping.inputs import READ_ERRORS, open_input
 from changeprov.sparql.stores import NTriplesSyntaxError, TripleStore
 
@@ -236,6 +236,11 @@ def load_export(store: TripleStore, export_dir: str | Path,
                 store.load_ntriples(stream)
         except NTriplesSyntaxError as exc:
             raise _located(exc, group, root) from None
+        except StoreError as exc:
+            if store.atomic_load:
+                raise
+            raise StoreError(f"{exc}; the batches sent before it stay in the store (a remote load is not "
+                             "atomic): load again to complete it (loading is idempotent)") from None
         return chain.bytes_read
 
     if len(groups) <= 1:  # an export of blank or quarantined lines only has no partition files

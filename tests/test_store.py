@@ -11,7 +11,7 @@ import pyoxigraph as ox
 import pytest
 
 from changeprov.cli import main
-from changeprov.errors import ConfigError, InputError
+from changeprov.errors import ConfigError, InputError, StoreError
 from changeprov.sparql.loader import committed_partitions, load_export
 from changeprov.sparql.stores import MemoryStore, RemoteStore, open_store, values_block, with_values
 from changeprov.sparql.server import oxigraph_server
@@ -411,6 +411,65 @@ def test_an_endpoint_that_answers_html_is_a_clear_error(argv, capsys):
         assert len(err.strip().splitlines()) == 1, err
     finally:
         httpd.shutdown()
+
+
+def _proxy_failing_post(upstream: str, failing: int) -> HTTPServer:
+    """A proxy to ``upstream`` (http://host:port) that answers the ``failing``-th POST of data (to the
+    Graph Store endpoint, /store) with HTTP 500."""
+    import urllib.error
+    import urllib.request
+
+    posts = []
+
+    class Proxy(BaseHTTPRequestHandler):
+        def _relay(self):
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0)) if self.command == "POST" else None
+            if self.command == "POST" and self.path.startswith("/store"):
+                posts.append(self.path)
+                if len(posts) == failing:
+                    self.send_response(500)
+                    self.end_headers()
+                    self.wfile.write(b"disk full")
+                    return
+            headers = {k: v for k, v in self.headers.items() if k.lower() in ("content-type", "accept")}
+            req = urllib.request.Request(upstream + self.path, data=body, method=self.command, headers=headers)
+            try:
+                with urllib.request.urlopen(req) as resp:
+                    status, data, kind = resp.status, resp.read(), resp.headers.get("Content-Type", "")
+            except urllib.error.HTTPError as exc:
+                status, data, kind = exc.code, exc.read(), ""
+            self.send_response(status)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        do_GET = do_POST = _relay
+
+        def log_message(self, *_args):
+            pass
+
+    httpd = HTTPServer(("127.0.0.1", 0), Proxy)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd
+
+
+def test_a_remote_load_that_fails_midway_says_what_stays_in_the_store(tmp_path, capsys):
+    """A user's test: the endpoint failed the second batch, 48,740 of 61,708 triples stayed in it, and
+    the error did not say so (README said all-or-nothing, which holds for the embedded store only)."""
+    files = {f"x/2024-03-0{d}/part-00000": NT.replace(b"ex.org/a", f"ex.org/a{d}".encode()) for d in range(1, 5)}
+    exp = make_export(tmp_path / "exp", files)
+    with oxigraph_server(tmp_path / "srv") as url:
+        proxy = _proxy_failing_post(url.rsplit("/", 1)[0], failing=2)
+        try:
+            through = f"http://127.0.0.1:{proxy.server_address[1]}/query"
+            with pytest.raises(StoreError, match="stay in the store .*load again to complete it"):
+                load_export(RemoteStore(through, batch_lines=2), exp)
+            assert 0 < RemoteStore(url).count() < 5  # a1 … a4 and the b they share
+            assert main(["load", str(exp), "--endpoint", through]) == 0, "the proxy fails only its 2nd POST"
+            assert RemoteStore(url).count() == 5
+        finally:
+            proxy.shutdown()
 
 
 @pytest.mark.parametrize("url, env, message", [
