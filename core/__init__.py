@@ -7,6 +7,6 @@ try:
 except PackageNotFoundError:  # running from a source tree that was not installed
     __version__ = "0.0.0+unknown"
 
-from changeprov.errors import ChangeprovError, InputError, ConfigError, StoreError  # noqa: E402
+from changeprov.errors import ChangeprovError, InputError, ConfigError, SparkError, StoreError  # noqa: E402
 
-__all__ = ["__version__", "ChangeprovError", "InputError", "ConfigError", "StoreError"]
+__all__ = ["__version__", "ChangeprovError", "InputError", "ConfigError", "StoreError", "SparkError"]

@@ -648,7 +648,8 @@ def _commit(spark, fs: FileSystem, staging: str, *, mode: str, compress: str, ru
     if mode == "append" and fs.exists("manifest.json"):
         previous = json.loads(fs.read_text("manifest.json"))
         manifest["previous_runs"] = previous.get("previous_runs", []) + [
-            {k: previous.get(k) for k in ("run_id", "started", "finished", "inputs", "counts")}]
+            {k: previous.get(k) for k in ("run_id", "started", "finished", "inputs", "mode", "family", "compress",
+                                          "counts")}]
     fs.delete(staging)
     manifest["finished"] = _iso(time.time())
     fs.write_text("manifest.json", json.dumps(manifest, indent=2, sort_keys=True) + "\n")
