@@ -252,8 +252,12 @@ def _event_of(triples: Column) -> Column:
 
 
 def _digest_of(triples: Column) -> Column:
-    """A digest of the line's set of triples: equal sets, equal digests (reference: ``_FirstSeen``)."""
-    return F.xxhash64(F.array_sort(F.array_distinct(triples)))
+    """A digest of the line's set of triples: equal sets, equal digests (reference: ``_FirstSeen``).
+
+    The distinct triples' hashes combined by XOR: no order needed (nor an overflow to fail under
+    ANSI mode); ~1 s per 100k lines where hashing the sorted triples took ~3.3 s (stop 24)."""
+    hashes = F.array_distinct(F.transform(triples, lambda t: F.xxhash64(t)))
+    return F.aggregate(hashes, F.lit(0).cast("long"), lambda total, h: total.bitwiseXOR(h))
 
 
 def aggregate(rows: DataFrame) -> DataFrame:
