@@ -7,6 +7,7 @@ Each ``.rq`` file starts with a comment header that :func:`parse_header` reads::
     # returns: the columns
     # collect: COLUMN          (optional: rows differing only in COLUMN are merged, values joined)
     # driver: KIND [ARGS]      (optional: Python that runs the query, e.g. as the step of a breadth-first search)
+    # if-empty: CHECK          (optional: a check that explains an empty answer in a note, see EMPTY_CHECKS)
     # any other comment line is free documentation
 
 Parameter TYPEs: ``entity`` and ``tag`` (an OpenMetadata FQN or a DataHub URN, resolved to the node
@@ -65,6 +66,7 @@ class NamedQuery:
     returns: str = ""
     collect: list[str] = field(default_factory=list)
     driver: str | None = None
+    if_empty: str | None = None
     notes: list[str] = field(default_factory=list)
     path: Path | None = None
 
@@ -94,6 +96,8 @@ def parse_header(name: str, text: str, path: Path | None = None) -> NamedQuery:
             q.collect = value.replace(",", " ").split()
         elif key == "driver":
             q.driver = value
+        elif key == "if-empty":
+            q.if_empty = value
         elif key == "param":
             parts = value.split(None, 3)
             if len(parts) < 3:
@@ -112,6 +116,8 @@ def parse_header(name: str, text: str, path: Path | None = None) -> NamedQuery:
             q.notes.append(body)
     if q.driver and q.driver.split()[0] not in DRIVERS:
         raise InputError(f"{name}: unknown driver {q.driver!r}")
+    if q.if_empty and q.if_empty not in EMPTY_CHECKS:
+        raise InputError(f"{name}: unknown if-empty check {q.if_empty!r}")
     return q
 
 
@@ -367,8 +373,8 @@ def run_query(store: TripleStore, q: NamedQuery, values: Mapping[str, str] | Non
     if q.collect:
         rows = collect(rows, q.collect)
     keep = [i for i, v in enumerate(rows.variables) if q.param(v) is None]
-    if not rows.rows:
-        notes += _why_empty(store, q, bound)
+    if not rows.rows and q.if_empty:
+        notes += EMPTY_CHECKS[q.if_empty](store, bound)
     return Rows([rows.variables[i] for i in keep], [tuple(r[i] for i in keep) for r in rows.rows], notes)
 
 
@@ -376,13 +382,17 @@ _VERSIONED = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n
               "ASK { ?event om:affectsEntity ?entity ; om:currentVersion ?v }")
 
 
-def _why_empty(store: TripleStore, q: NamedQuery, bound: Mapping[str, ox.NamedNode | ox.Literal]) -> list[str]:
-    """Notes for an empty answer whose cause a user cannot see: a version asked of an entity whose
-    events carry none (DataHub's; only OpenMetadata events have a currentVersion)."""
-    if q.name == "entity-state" and "version" in bound and not store.ask(_VERSIONED, {"entity": bound["entity"]}):
+def _unversioned(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Literal]) -> list[str]:
+    """A version asked of an entity whose events carry none (DataHub's; only OpenMetadata events
+    have a currentVersion): the empty answer says nothing a user could see without this note."""
+    if "version" in bound and not store.ask(_VERSIONED, {"entity": bound["entity"]}):
         return ["no event of this entity has a version (only OpenMetadata events carry a currentVersion), "
                 "so version= selects none of them; as_of=TIME asks for its state at a time"]
     return []
+
+
+#: ``# if-empty: NAME`` checks: (store, bound parameters) → notes explaining an empty answer
+EMPTY_CHECKS = {"unversioned": _unversioned}
 
 
 def _text(term) -> str:
