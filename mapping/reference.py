@@ -14,8 +14,8 @@ from typing import Iterable, Iterator
 
 from pyoxigraph import RdfFormat, Triple, serialize
 
-from changeprov.mapping.inputs import check_outputs, display_name, expand_inputs, read_lines, replaced_on_success
 from changeprov.mapping.decode import Quarantine
+from changeprov.mapping.inputs import check_outputs, display_name, expand_inputs, read_lines, replaced_on_success
 from changeprov.mapping.mapper import Result, map_line
 from changeprov.mapping.vocab import RDF_TYPE, om
 
