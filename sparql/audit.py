@@ -188,15 +188,15 @@ def _agent_findings(rows: list[dict]) -> list[Finding]:
             out.append(Finding("impersonated", r["time"], f"made by {by} on behalf of {r['user']}",
                                [r["event"]], r["entity"], r["entity_name"],
                                {"user": r["user"], "impersonator": by}))
-    bots = _group((r for r in rows if r["problem"] == "bot"), lambda r: (r["user"],))
-    for (user,), group in sorted(bots.items()):
-        times = sorted(r["time"] for r in group)
-        entities = sorted({r["entity_name"] for r in group})
-        out.append(Finding("bot", times[0], f"{user}: {len(group)} change(s) on {len(entities)} entit(ies) "
-                           f"from {times[0]} to {times[-1]}", _events(group),
-                           details={"user": user, "changes": len(group), "entities": len(entities),
-                                    "last": times[-1]}))
     return out
+
+
+def _bot_findings(rows: list[dict]) -> list[Finding]:
+    return [Finding("bot", r["first"], f"{r['user']}: {r['changes']} change(s) on {r['entities']} entit(ies) "
+                    f"from {r['first']} to {r['last']}", sorted(r["events"].split()),
+                    details={"user": r["user"], "changes": int(r["changes"]), "entities": int(r["entities"]),
+                             "last": r["last"]})
+            for r in rows]
 
 
 def _tag_findings(rows: list[dict]) -> list[Finding]:
@@ -288,8 +288,9 @@ def _lineage(store: TripleStore, findings: list[Finding], as_of: str, label: str
 
 def run_audit(store: TripleStore, *, since: str | None = None, until: str | None = None,
               bot_pattern: str | None = None, tag_pattern: str | None = None,
-              now_ms: int | None = None) -> AuditReport:
-    """Run every audit query on ``store`` for the window [since, until] and assemble the report."""
+              now_ms: int | None = None, lineage: bool = True) -> AuditReport:
+    """Run every audit query on ``store`` for the window [since, until] and assemble the report
+    (``lineage=False``: without the lineage drawing around the most impacted asset)."""
     now_ms = now_ms if now_ms is not None else int(time.time() * 1000)
     window = {"since": since, "until": until}
     activity = [(r["day"], r["user"], int(r["events"]))
@@ -299,7 +300,8 @@ def run_audit(store: TripleStore, *, since: str | None = None, until: str | None
            for r in _rows(store, "audit-top-entities", window, now_ms=now_ms)]
     findings: list[Finding] = []
     findings += _version_findings(_rows(store, "audit-versions", window, now_ms=now_ms))
-    findings += _agent_findings(_rows(store, "audit-agents", {**window, "bot_pattern": bot_pattern}, now_ms=now_ms))
+    findings += _agent_findings(_rows(store, "audit-agents", window, now_ms=now_ms))
+    findings += _bot_findings(_rows(store, "audit-bots", {**window, "bot_pattern": bot_pattern}, now_ms=now_ms))
     findings += _tag_findings(_rows(store, "audit-sensitive-tags", {**window, "tag_pattern": tag_pattern},
                                     now_ms=now_ms))
     findings += _deletion_findings(_rows(store, "audit-deletions", window, now_ms=now_ms))
@@ -310,4 +312,5 @@ def run_audit(store: TripleStore, *, since: str | None = None, until: str | None
     generated = terms.xsd_datetime(now_ms).value
     return AuditReport(store=store.description, since=since, until=until, generated_at=generated,
                        activity=activity, top_entities=top, findings=findings,
-                       lineage=_lineage(store, findings, until or "now", until or generated, now_ms=now_ms))
+                       lineage=_lineage(store, findings, until or "now", until or generated, now_ms=now_ms)
+                       if lineage else None)

@@ -421,6 +421,7 @@ def test_an_unknown_user_is_an_error_not_an_empty_record(store, user, message):
 EXAMPLES = {
     "audit-activity": {"since": "2024-03-04", "until": "2024-03-10"},
     "audit-agents": {"since": "2026-09-01"},
+    "audit-bots": {"since": "2026-09-01"},
     "audit-deletions": {"until": "2024-03-31"},
     "audit-lineage": {"entity": LEGACY, "as_of": "2024-03-12"},
     "audit-lineage-removed": {"since": "2024-03-01"},
@@ -523,7 +524,7 @@ def test_unknown_and_missing_parameters(embedded, capsys, db):
 
 
 @pytest.mark.parametrize("query, values, message", [
-    ("audit-agents", {"bot_pattern": "("}, "bot_pattern: not a valid regular expression"),
+    ("audit-bots", {"bot_pattern": "("}, "bot_pattern: not a valid regular expression"),
     ("audit-sensitive-tags", {"tag_pattern": "[pii"}, "tag_pattern: not a valid regular expression"),
     ("changes-by-user", {"user": "alice.wong", "since": "2024-03-05", "until": "2024-03-01"},
      "since .2024-03-05T00:00:00.000Z. is after until .2024-03-01T23:59:59.999Z."),
@@ -537,7 +538,7 @@ def test_parameter_values_that_would_silently_answer_nothing_are_errors(embedded
 
 
 def test_a_valid_pattern_still_matches(embedded):
-    rows = run_query(embedded, get_query("audit-agents"), {"bot_pattern": "ingestion|bot([-_.]|$)"})
+    rows = run_query(embedded, get_query("audit-bots"), {"bot_pattern": "ingestion|bot([-_.]|$)"})
     assert any(r for r in rows.rows)
 
 
