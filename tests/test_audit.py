@@ -174,7 +174,8 @@ def _om(template: dict, **changes) -> dict:
 
 @pytest.fixture(scope="module")
 def synthetic_db(shared_dir, tmp_path_factory) -> Path:
-    """OpenMetadata events built from corpus lines: a version gap, a regression, out-of-order timestamps,
+    """OpenMetadata events built from corpus lines: a version gap, a regression, out-of-order timestamps
+    (and a use between two generations of one version, which is not out of order),
     an event without a user and a soft delete of a table that still feeds another one."""
     lines = [json.loads(line) for line in (shared_dir / "corpus/openmetadata/change_events.jsonl").open()]
     created = next(e for e in lines if e["eventType"] == "entityCreated" and e["entityType"] == "table")
@@ -190,6 +191,9 @@ def synthetic_db(shared_dir, tmp_path_factory) -> Path:
             previousVersion=0.3, currentVersion=0.4, timestamp=t + 2000),  # gap: nothing generated 0.3
         _om(base, id="e4", eventType="entityUpdated", entityId=a, entityFullyQualifiedName="x.a", userName="alice",
             previousVersion=0.4, currentVersion=0.2, timestamp=t + 3000),  # regression; 0.2 generated twice
+        _om(base, id="e9", eventType="entityUpdated", entityId=a, entityFullyQualifiedName="x.a", userName="alice",
+            previousVersion=0.2, currentVersion=0.6, timestamp=t + 2500),  # uses 0.2 between its generations:
+        # in order (a user's test: "generated only after" compared with e4, not with e2)
         _om(base, id="e5", entityId=b, entityFullyQualifiedName="x.b", userName="bob", timestamp=t + 5000),
         _om(base, id="e6", eventType="entityUpdated", entityId=b, entityFullyQualifiedName="x.b", userName=None,
             previousVersion=0.1, currentVersion=0.2, timestamp=t + 4000),  # before b was created; no user

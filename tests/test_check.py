@@ -166,6 +166,28 @@ def test_subclass_widening_sees_subclass_instances_without_reasoning():
     assert f"<{OM}ChangeEvent>" not in get_query("entity-activity-violation").text
 
 
+@pytest.mark.parametrize("generations, findings", [
+    (["10:00"], 1),            # used at 09:00, generated only at 10:00
+    (["08:00", "10:00"], 0),   # generated at 08:00, used at 09:00, generated again at 10:00 (a revert)
+])
+def test_usage_before_generation_compares_with_the_first_generation(generations, findings, tmp_path):
+    """A user's test: 0.1 → 0.2 → 0.1 made the 09:00 update "use a version generated only after it",
+    though 0.1 was first generated at 08:00 (the reused version is generation-unique's finding)."""
+    om, prov = (lambda local: N(OM + local)), (lambda local: N(PROV + local))
+    version, user = N("https://example.org/v0.1"), N("https://example.org/update")
+    triples = [ox.Triple(version, N(RDF_TYPE), om("EntityVersion")), ox.Triple(user, prov("used"), version),
+               ox.Triple(user, om("timestamp"), dt("2026-09-01T09:00:00.000Z"))]
+    for i, at in enumerate(generations):
+        gen = N(f"https://example.org/gen{i}")
+        triples += [ox.Triple(version, prov("wasGeneratedBy"), gen),
+                    ox.Triple(gen, om("timestamp"), dt(f"2026-09-01T{at}:00.000Z"))]
+    with open_store("embedded", path=make_store(tmp_path / "db", b"", triples), read_only=True) as store:
+        rows = store.select(expand_subclasses(get_query("usage-before-generation-violation").text)).rows
+    assert len(rows) == findings
+    if findings:
+        assert rows[0][3].value == "https://example.org/gen0"
+
+
 @pytest.mark.parametrize("q", violation_queries(), ids=lambda q: q.name)
 def test_violation_queries_have_headers_and_no_parameters(q):
     assert q.summary and q.returns and not q.params
