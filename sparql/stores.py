@@ -419,7 +419,8 @@ class RemoteStore(TripleStore):
 
         sw = SPARQLWrapper(self.endpoint)
         sw.setMethod(POST)
-        sw.setTimeout(int(self.timeout))
+        # the documented attribute; setTimeout() truncates to int, and 0 means no timeout at all
+        sw.timeout = self.timeout
         sw.setQuery(query)
         sw.clearCustomHttpHeader("Accept")
         for k, v in self._headers.items():

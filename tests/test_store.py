@@ -491,3 +491,28 @@ def test_an_export_without_triples_loads_nothing(tmp_path, capsys):
     assert not committed_partitions(exp)
     assert main(["load", str(exp), "--store", str(tmp_path / "db")]) == 0
     assert "0 triples added, 0 in the store" in capsys.readouterr().out
+
+
+def test_a_timeout_below_one_second_still_times_out():
+    """A user's test: --timeout 0.5 against a server that never answers hung until killed (SPARQLWrapper's
+    setTimeout truncates to int, and a timeout of 0 means none)."""
+    import socket
+
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()  # connections are accepted by the kernel and never answered
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}/query"
+        errors: list[BaseException] = []
+
+        def ask():
+            try:
+                RemoteStore(url, timeout=0.5).select("SELECT * WHERE { ?s ?p ?o } LIMIT 1")
+            except BaseException as exc:  # noqa: BLE001 - reported below
+                errors.append(exc)
+
+        worker = threading.Thread(target=ask, daemon=True)
+        worker.start()
+        worker.join(30)
+        assert not worker.is_alive(), "no timeout: the request still waits after 30 s"
+    assert len(errors) == 1 and isinstance(errors[0], StoreError), errors
+    assert "timed out" in str(errors[0])
