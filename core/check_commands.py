@@ -27,7 +27,7 @@ def run_check(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from changeprov.errors import InputError
-    from changeprov.sparql.check import GROUPS, run_checks
+    from changeprov.sparql.check import GROUPS, run_checks, sparql_syntax_problem
     from changeprov.sparql.stores import store_from_args
 
     if args.limit < 0:
@@ -38,6 +38,9 @@ def run_check(args: argparse.Namespace) -> int:
             extra[Path(name).name] = Path(name).read_text("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise InputError(f"cannot read query file {name}: {exc}") from None
+        problem = sparql_syntax_problem(extra[Path(name).name])
+        if problem:  # its terms cannot be vetted, and "SOUND" would read as "this query is fine"
+            raise InputError(f"{name}: not valid SPARQL: {problem}")
     groups = tuple(args.only) or GROUPS
     if not (args.store or args.endpoint) and set(groups) - {"ontology"}:
         if args.only:

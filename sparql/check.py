@@ -170,6 +170,21 @@ def shacl_checks(store: TripleStore, *, limit: int) -> list[CheckResult]:
 # ----------------------------------------------------------------------------- everything
 
 
+def sparql_syntax_problem(text: str) -> str | None:
+    """None when ``text`` parses as a SPARQL 1.1 query or update, else the parser's message (line, column)."""
+    from rdflib.plugins.sparql.parser import parseQuery, parseUpdate
+
+    try:
+        parseQuery(text)
+        return None
+    except Exception as query_error:  # noqa: BLE001 - pyparsing's exceptions carry the position
+        try:
+            parseUpdate(text)
+            return None
+        except Exception:  # noqa: BLE001
+            return " ".join(str(query_error).split())
+
+
 def run_checks(store: TripleStore | None, *, limit: int = 10, extra_queries: Mapping[str, str] | None = None,
                groups: tuple[str, ...] = GROUPS, progress: Callable[[str], None] | None = None) -> CheckReport:
     """Run the check groups (the store ones only with a store); ``limit`` examples per check."""

@@ -159,6 +159,17 @@ def test_ontology_only_without_a_store_and_errors_exit_2(tmp_path, capsys):
     assert "need a store" in capsys.readouterr().err
 
 
+def test_a_query_file_that_does_not_parse_is_an_error_not_sound(tmp_path, capsys):
+    """A user's test: `check --query-file` of `SELECT WHERE {` said SOUND (exit 0)."""
+    bad = tmp_path / "bad.rq"
+    bad.write_text("SELECT WHERE {\n")
+    assert main(["check", "--query-file", str(bad)]) == 2
+    assert "bad.rq: not valid SPARQL: Expected SelectQuery, found 'WHERE'" in capsys.readouterr().err
+    good = tmp_path / "good.rq"
+    good.write_text(PREFIXES + "SELECT ?e WHERE { ?e om:timestamp ?t }\n")
+    assert main(["check", "--query-file", str(good)]) == 0
+
+
 def test_subclass_widening_sees_subclass_instances_without_reasoning():
     text = expand_subclasses(get_query("entity-activity-violation").text)
     assert f"<{OM}ChangeEvent>" in text and f"<{OM}EntityVersion>" in text and f"<{PROV}Activity>" in text
