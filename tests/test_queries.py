@@ -647,6 +647,36 @@ def test_describe_formats_and_content(embedded, remote, db, capsys):
     assert "no entity with" in capsys.readouterr().err
 
 
+_NODE_OF = {  # a node of the corpus that is no metadata entity, found the way a user would meet it
+    "event": f"SELECT ?node WHERE {{ ?node om:affectsEntity <{FCT}> }} ORDER BY ?node LIMIT 1",
+    "version": f"SELECT ?node WHERE {{ ?node prov:specializationOf <{FCT}> }} ORDER BY ?node LIMIT 1",
+    "team": "SELECT ?node WHERE { ?node a prov:Organization } ORDER BY ?node LIMIT 1",
+    "om-user": "SELECT ?node WHERE { ?e om:userName 'alice.wong' ; om:performedBy ?node } LIMIT 1",
+}
+
+
+@pytest.mark.parametrize("kind, message", [
+    ("datahub-user", "'urn:li:corpuser:alice' is a user (a prov:Agent), not a metadata entity: its changes are "
+                     "`changeprov query changes-by-user --param user=urn:li:corpuser:alice`"),
+    ("om-user", "is a user (a prov:Agent), not a metadata entity: its changes are "
+                "`changeprov query changes-by-user --param user=alice.wong`"),
+    ("team", "is a team (a prov:Organization), not a metadata entity"),
+    ("event", f"is a change event, not a metadata entity: describe the entity it affected ({FCT})"),
+    ("version", f"is a version of {FCT}: describe that entity"),
+])
+def test_describe_of_a_node_that_is_no_entity_says_what_it_is(store, kind, message):
+    """A user's test: describe of a user, team, event or version IRI printed an empty document, exit 0."""
+    if kind == "datahub-user":
+        value = "urn:li:corpuser:alice"
+    else:
+        prefixes = "PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n" \
+                   "PREFIX prov: <http://www.w3.org/ns/prov#>\n"
+        value = store.select(prefixes + _NODE_OF[kind]).rows[0][0].value
+    with pytest.raises(InputError) as err:
+        describe_triples(store, value)
+    assert message in str(err.value)
+
+
 def test_csv_and_table_times_have_milliseconds_and_versions_a_point(db, capsys):
     """A user's test: the store gives values in their shortest form (…05Z beside …05.13Z, version 2
     for OpenMetadata's 2.0), so a CSV time column sorted as text came out of order."""
