@@ -88,10 +88,57 @@ class CheckReport:
         return out
 
 
-def _text(term) -> str | None:
+_XSD = "http://www.w3.org/2001/XMLSchema#"
+_NUMBERS = {_XSD + "integer": int, _XSD + "int": int, _XSD + "long": int, _XSD + "double": float}
+
+
+def _plain(term) -> str | int | float | bool | None:
+    """An example value as JSON has it: an IRI or a literal's text, integers as numbers, booleans as such
+    (a script reading ``--format json`` should not have to parse N-Triples)."""
     if term is None:
         return None
+    if isinstance(term, ox.Literal):
+        kind = term.datatype.value
+        if kind == _XSD + "boolean":
+            return term.value in ("true", "1")
+        try:
+            return _NUMBERS[kind](term.value) if kind in _NUMBERS else term.value
+        except ValueError:  # an ill-typed literal (which a SHACL check may be reporting) stays text
+            return term.value
     return term.value if isinstance(term, ox.NamedNode) else str(term)
+
+
+def _label(store: TripleStore, node: ox.NamedNode, cache: dict) -> str | None:
+    """What a hash IRI is, as a user knows it (the ``label`` query): event id, type, entity, user, time."""
+    if node not in cache:
+        from changeprov.sparql.queries import get_query
+
+        q = get_query("label")
+        rows = store.select(q.text, {"node": node}).dicts()
+        r = {k: (v.value if v is not None else "") for k, v in rows[0].items()} if rows else {}
+        kind = r.get("kind")
+        if kind == "event":
+            parts = [f"event {r['event_id']}".rstrip(), r["event_type"], f"on {r['entity_name'] or '?'}",
+                     f"by {r['user']}" if r["user"] else "", f"at {r['time']}"]
+            cache[node] = " ".join(p for p in parts if p)
+        elif kind == "version":
+            cache[node] = f"version {r['version'] or '?'} of {r['entity_name'] or '?'}"
+        elif kind == "entity" and r["entity_name"] != node.value:
+            cache[node] = r["entity_name"]
+        else:
+            cache[node] = None
+    return cache[node]
+
+
+def _example(store: TripleStore, row: Mapping, cache: dict) -> dict:
+    """One finding row: plain values, and after each IRI that is an event, version or entity, what it is."""
+    out: dict = {}
+    for k, v in row.items():
+        out[k] = _plain(v)
+        label = _label(store, v, cache) if isinstance(v, ox.NamedNode) else None
+        if label:
+            out[f"{k}_is"] = label
+    return out
 
 
 # ----------------------------------------------------------------------------- PROV violation queries
@@ -141,7 +188,8 @@ def _count_and_examples(store: TripleStore, prologue: str, select: str, limit: i
     if not n or limit <= 0:
         return n, []
     found = store.select(examples_query or f"{prologue}\n{select}\nLIMIT {int(limit)}")
-    return n, [{k: _text(v) for k, v in row.items()} for row in found.dicts()[:limit]]
+    cache: dict = {}
+    return n, [_example(store, row, cache) for row in found.dicts()[:limit]]
 
 
 def prov_checks(store: TripleStore, *, limit: int) -> list[CheckResult]:

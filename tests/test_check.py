@@ -6,18 +6,18 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 
 import pyoxigraph as ox
 import pytest
 import rdflib
-import rdflib.util
 
 from changeprov.cli import main
-from changeprov.sparql.check import expand_subclasses, violation_queries
+from changeprov.sparql.check import _plain, expand_subclasses, violation_queries
 from changeprov.sparql.loader import load_export
 from changeprov.sparql.queries import get_query, run_query
-from changeprov.sparql.stores import open_store
+from changeprov.sparql.stores import from_rdflib, open_store
 from changeprov.sparql.server import oxigraph_server
 from sparql_support import CORPUS, corpus_export, map_corpus
 
@@ -143,6 +143,18 @@ def test_each_violation_is_reported_exactly(kind, picks, corpus_nt, tmp_path, ca
             assert c["count"] >= 1 and injected & {v for ex in c["examples"] for v in ex.values()}, c
 
 
+def test_examples_are_plain_json_and_say_what_each_hash_iri_is(picks, corpus_nt, tmp_path, capsys):
+    """A user's test: examples named hash IRIs only, and JSON carried N-Triples literals
+    ("generations": "\\"2\\"^^<…#integer>"), so acting on a finding meant writing SPARQL first."""
+    db = make_store(tmp_path / "db", corpus_nt, inject("generation-unique", picks))
+    assert main(["check", "--store", str(db), "--format", "json", "--only", "prov"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    (ex,) = next(c for c in report["checks"]["prov"] if c["name"] == "generation-unique")["examples"]
+    assert ex["generations"] == 2 and ex["version"] == picks["unused_version"].value
+    assert re.fullmatch(r"version \S+ of \S+", ex["version_is"]), ex
+    assert re.fullmatch(r"event \S* ?\w+ on \S+ (by \S+ )?at \d{4}-\d\d-\d\dT[\d:.]+Z", ex["first_activity_is"]), ex
+
+
 def test_text_report_names_the_failed_check(picks, corpus_nt, tmp_path, capsys):
     db = make_store(tmp_path / "db", corpus_nt, inject("revision-cycle", picks))
     assert main(["check", "--store", str(db)]) == 1
@@ -258,10 +270,7 @@ def test_shacl_translation_agrees_with_pyshacl(corpus_nt, tmp_path):
     with open_store("embedded", path=tmp_path / "db", create=True) as store:
         store.load_ntriples(io.BytesIO(nt))
         results = shacl_checks(store, limit=1000)
-    def term(text):  # our examples are IRIs or N-Triples literals; compare as rdflib terms (same normalisation)
-        return None if text is None else rdflib.util.from_n3(text) if text.startswith('"') else rdflib.URIRef(text)
-
-    ours = {(ex["focus"], r.name.rsplit(" ", 1)[1] + "ConstraintComponent", term(ex["value"]))
+    ours = {(ex["focus"], r.name.rsplit(" ", 1)[1] + "ConstraintComponent", ex["value"])
             for r in results for ex in r.examples}
     # the same data through pyshacl, as ontology/shacl.py runs it (data + ontology, no inference)
     data = rdflib.Graph().parse(data=nt.decode(), format="nt")
@@ -273,7 +282,11 @@ def test_shacl_translation_agrees_with_pyshacl(corpus_nt, tmp_path):
         component = str(report.value(r, sh.sourceConstraintComponent)).rsplit("#", 1)[1]
         if component in ("MinCountConstraintComponent", "MaxCountConstraintComponent"):
             value = None
-        theirs.add((str(report.value(r, sh.focusNode)), component, value))
+        # our examples carry plain values (JSON-friendly): compare pyshacl's terms in the same form
+        # (rdflib normalises a UTC dateTime's "Z" to "+00:00"; the store keeps the lexical form)
+        plain = _plain(from_rdflib(value))
+        plain = plain.replace("+00:00", "Z") if isinstance(plain, str) else plain
+        theirs.add((str(report.value(r, sh.focusNode)), component, plain))
     assert len({c for _, c, _ in theirs}) >= 8, "the mutations exercise most components"
     assert ours == theirs
 

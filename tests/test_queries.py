@@ -436,6 +436,7 @@ EXAMPLES = {
     "entity-history": {"entity": FCT},
     "entity-state": {"entity": OM_ORDERS, "as_of": "2026-09-03"},
     "impact": {"entity": OM_ORDERS},
+    "label": {"node": FCT},
     "resolve": {"key": OM_DR},
     "tag-changes": {"tag": "urn:li:glossaryTerm:Classification.PersonalInformation"},
     "upstream": {"entity": LTV, "as_of": "2024-03-05"},
