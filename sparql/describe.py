@@ -34,7 +34,8 @@ SELECT ?node ?agent ?team ?user_name ?event ?affected ?version_of WHERE {
   #@bindings
   BIND(EXISTS { ?node a prov:Agent } AS ?agent)
   BIND(EXISTS { ?node a prov:Organization } AS ?team)
-  OPTIONAL { ?by om:performedBy ?node ; om:userName ?user_name }
+  # nested, one pattern per OPTIONAL: a two-pattern body is evaluated for the whole store (docs/queries.md)
+  OPTIONAL { ?by om:performedBy ?node OPTIONAL { ?by om:userName ?user_name } }
   BIND(EXISTS { ?node a om:ChangeEvent } || EXISTS { ?node a prov:Activity } AS ?event)
   OPTIONAL { ?node om:affectsEntity ?affected }
   OPTIONAL { ?node prov:specializationOf ?version_of }
