@@ -204,9 +204,11 @@ def xsd_datetime(ms: int) -> pyoxigraph.Literal:
     return pyoxigraph.Literal(ms_to_xsd(ms), datatype=XSD_DATETIME)
 
 
-# RFC 3339 §5.6: any number of fraction digits; "T" and "Z" may be lower case (§5.6 NOTE)
-_RFC3339 = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt]([0-9]{2}):([0-9]{2}):([0-9]{2})"
-                      r"(?:\.([0-9]+))?(?:([Zz])|([+-])([0-9]{2}):([0-9]{2}))")
+# RFC 3339 §5.6: any number of fraction digits; "T" and "Z" may be lower case (§5.6 NOTE). Also the
+# Spark mapping's pattern (spark.openmetadata.rfc3339_ms, a Java regex): groups 1-11 are the same there.
+RFC3339_PATTERN = (r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt]([0-9]{2}):([0-9]{2}):([0-9]{2})"
+                   r"(?:\.([0-9]+))?(?:([Zz])|([+-])([0-9]{2}):([0-9]{2}))")
+_RFC3339 = re.compile(RFC3339_PATTERN)
 
 
 def rfc3339_to_ms(s: str) -> int:

@@ -22,6 +22,7 @@ from __future__ import annotations
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
+from changeprov.mapping.terms import RFC3339_PATTERN
 from changeprov.mapping.vocab import expand, rules
 from changeprov.spark.checks import BOOL, INT, LIST, NUM, OBJ, STR, Checks, absent, at, reject
 from changeprov.spark.decode import strict_json
@@ -680,8 +681,7 @@ def _run_triples(r: Column, pipeline: Column) -> Column:
 
 def rfc3339_ms(text: Column) -> Column:
     """terms.rfc3339_to_ms, or null where it raises BadTimestamp."""
-    rx = (r"^([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt]([0-9]{2}):([0-9]{2}):([0-9]{2})"
-          r"(?:\.([0-9]+))?(?:([Zz])|([+-])([0-9]{2}):([0-9]{2}))\z")
+    rx = rf"^{RFC3339_PATTERN}\z"
 
     def parts(c):
         def num(n):
