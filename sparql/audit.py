@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Iterable
 
 from changeprov.mapping import terms
-from changeprov.sparql.queries import OM_USER, get_query, run_query
+from changeprov.sparql.queries import get_query, run_query, user_name
 from changeprov.sparql.stores import Rows, TripleStore
 
 
@@ -184,7 +184,7 @@ def _agent_findings(rows: list[dict]) -> list[Finding]:
             out.append(Finding("no-user", r["time"], "change event without a user", [r["event"]],
                                r["entity"], r["entity_name"]))
         elif r["problem"] == "impersonated":
-            by = r["impersonator"].removeprefix(OM_USER)
+            by = user_name(r["impersonator"])
             out.append(Finding("impersonated", r["time"], f"made by {by} on behalf of {r['user']}",
                                [r["event"]], r["entity"], r["entity_name"],
                                {"user": r["user"], "impersonator": by}))

@@ -28,38 +28,24 @@ def describe_triples(store: TripleStore, entity: str, *, notes: list[str] | None
     return sorted(out, key=str)
 
 
-_KIND = """PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>
-PREFIX prov: <http://www.w3.org/ns/prov#>
-SELECT ?node ?agent ?team ?user_name ?event ?affected ?version_of WHERE {
-  #@bindings
-  BIND(EXISTS { ?node a prov:Agent } AS ?agent)
-  BIND(EXISTS { ?node a prov:Organization } AS ?team)
-  # nested, one pattern per OPTIONAL: a two-pattern body is evaluated for the whole store (docs/queries.md)
-  OPTIONAL { ?by om:performedBy ?node OPTIONAL { ?by om:userName ?user_name } }
-  BIND(EXISTS { ?node a om:ChangeEvent } || EXISTS { ?node a prov:Activity } AS ?event)
-  OPTIONAL { ?node om:affectsEntity ?affected }
-  OPTIONAL { ?node prov:specializationOf ?version_of }
-} LIMIT 1"""
-
-
 def _not_an_entity(store: TripleStore, value: str) -> str:
     """Why ``value`` (which resolved to a node of the store) has no provenance subgraph, and what to ask."""
-    from changeprov.sparql.queries import resolve_node
+    from changeprov.sparql.queries import resolve_node, user_name
 
     node = resolve_node(store, value)
-    row = store.select(_KIND, {"node": node}).dicts()[0]
+    rows = store.select(get_query("label").text, {"node": node}).dicts()
+    kind = rows[0]["kind"].value if rows else "other"
+    entity = rows[0]["entity_name"].value if rows and rows[0]["entity_name"] is not None else "?"
     name = value[:120]
-    if row["team"] is not None and row["team"].value == "true":
+    if kind == "team":
         return f"{name!r} is a team (a prov:Organization), not a metadata entity"
-    if row["agent"] is not None and row["agent"].value == "true":
-        user = row["user_name"].value if row["user_name"] is not None else name
+    if kind == "agent":
         return (f"{name!r} is a user (a prov:Agent), not a metadata entity: its changes are "
-                f"`changeprov query changes-by-user --param user={user}`")
-    if row["version_of"] is not None:
-        return f"{name!r} is a version of {row['version_of'].value}: describe that entity"
-    if row["event"] is not None and row["event"].value == "true":
-        of = f" ({row['affected'].value})" if row["affected"] is not None else ""
-        return f"{name!r} is a change event, not a metadata entity: describe the entity it affected{of}"
+                f"`changeprov query changes-by-user --param user={user_name(node.value)}`")
+    if kind == "version":
+        return f"{name!r} is a version of {entity}: describe that entity"
+    if kind == "event":
+        return f"{name!r} is a change event, not a metadata entity: describe the entity it affected ({entity})"
     return f"{name!r} is in the store but has no provenance of its own (no event affects it)"
 
 

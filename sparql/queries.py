@@ -198,6 +198,16 @@ _AGENTS_LIKE = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>
                 "FILTER(CONTAINS(LCASE(STR(?agent)), LCASE(?part)))\n} ORDER BY ?agent LIMIT 5\n")
 
 
+def user_name(agent: str) -> str:
+    """An agent IRI as a user types it: an OpenMetadata userName (``user_node`` percent-encodes it)
+    or the DataHub corpuser URN.
+
+    >>> user_name("https://w3id.org/changeprov/id/om/user/jane%20doe"), user_name("urn:li:corpuser:bob")
+    ('jane doe', 'urn:li:corpuser:bob')
+    """
+    return unquote(agent.removeprefix(OM_USER)) if agent.startswith(OM_USER) else agent
+
+
 def resolve_user(store: TripleStore, value: str) -> ox.NamedNode:
     """The user node ``value`` names, if the store has it: a typo must not read as "changed nothing"."""
     node = user_node(value)
@@ -205,8 +215,7 @@ def resolve_user(store: TripleStore, value: str) -> ox.NamedNode:
         return node
     part = value.rsplit(":", 1)[-1].strip()
     agents = [a.value for _part, a in store.select(_AGENTS_LIKE, {"part": ox.Literal(part)}).rows] if part else []
-    # shown as a user types them: an OpenMetadata userName (S(x) is percent-encoding), or the URN
-    similar = [unquote(a.removeprefix(OM_USER)) if a.startswith(OM_USER) else a for a in agents]
+    similar = [user_name(a) for a in agents]
     hint = f"; users matching {part!r}: {', '.join(similar)}" if similar else ""
     raise InputError(f"no user {value[:120]!r} in the store (an OpenMetadata userName or a DataHub "
                      f"corpuser URN){hint}")
