@@ -34,10 +34,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--store", required=True, help="embedded store folder")
     ap.add_argument("--query", action="append", help="only these audit queries (repeatable)")
-    ap.add_argument("--file", action="append", default=[], help="also run these .rq files (same parameters)")
+    ap.add_argument("--file", action="append", default=[],
+                    help="also run these .rq files after the --query one, with its parameters")
     ap.add_argument("--entity", help="entity for audit-lineage (default: the audit's most impacted one)")
     ap.add_argument("--until", help="as_of for audit-lineage (default: now)")
     args = ap.parse_args()
+    if args.file and not args.query:
+        ap.error("--file runs beside a named query, with its parameters: give --query NAME too")
     store = open_store("embedded", path=args.store, read_only=True)
     names = args.query or [q.name for q in list_queries() if q.name.startswith("audit-")]
     entity = args.entity

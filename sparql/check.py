@@ -25,7 +25,7 @@ import pyoxigraph as ox
 
 from changeprov.errors import InputError
 from changeprov.ontology.checks import ontology_checks
-from changeprov.sparql.queries import NamedQuery, list_queries
+from changeprov.sparql.queries import NamedQuery, get_query, list_queries
 from changeprov.sparql.stores import TripleStore
 
 GROUPS = ("ontology", "shacl", "prov")
@@ -111,10 +111,7 @@ def _plain(term) -> str | int | float | bool | None:
 def _label(store: TripleStore, node: ox.NamedNode, cache: dict) -> str | None:
     """What a hash IRI is, as a user knows it (the ``label`` query): event id, type, entity, user, time."""
     if node not in cache:
-        from changeprov.sparql.queries import get_query
-
-        q = get_query("label")
-        rows = store.select(q.text, {"node": node}).dicts()
+        rows = store.select(get_query("label").text, {"node": node}).dicts()
         r = {k: (v.value if v is not None else "") for k, v in rows[0].items()} if rows else {}
         kind = r.get("kind")
         if kind == "event":
