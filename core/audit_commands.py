@@ -25,7 +25,7 @@ def configure_audit(p: argparse.ArgumentParser) -> None:
     p.add_argument("--since", metavar="TIME", help="only events at or after this time (ISO-8601, date or epoch ms)")
     p.add_argument("--until", metavar="TIME", help="only events at or before this time (a bare date = its end)")
     p.add_argument("--bot-pattern", metavar="REGEX",
-                   help="case-insensitive regex on user names that marks bots (default: see audit-agents.rq)")
+                   help="case-insensitive regex on user names that marks bots (default: see audit-bots.rq)")
     p.add_argument("--tag-pattern", metavar="REGEX",
                    help="case-insensitive regex on tag / term names that marks classification or PII tags "
                         "(default: see audit-sensitive-tags.rq)")

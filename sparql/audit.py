@@ -36,6 +36,12 @@ KINDS: dict[str, Kind] = {
                         "An event revises or uses a version that no event in the log generated (missing history)."),
     "out-of-order": Kind("Out-of-order timestamps", "medium",
                          "An event is timestamped before the event that generated the version it revises or uses."),
+    "change-after-delete": Kind("Changes to hard-deleted entities", "medium",
+                                "An event changed an entity after its hard delete, with no re-creation in "
+                                "between: the log misses events or mixes two catalogs."),
+    "duplicate-name": Kind("Two live entities with one name", "medium",
+                           "Two entities of one type had the same fullyQualifiedName at the same time "
+                           "(OpenMetadata keeps names unique; a soft-deleted entity keeps its name)."),
     "lineage-removed": Kind("Lineage edges removed", "medium",
                             "A lineage edge was removed (lineage delete, upstreamLineage change, "
                             "relationship REMOVE)."),
@@ -45,6 +51,9 @@ KINDS: dict[str, Kind] = {
     "no-user": Kind("Changes with no user", "medium", "A change event that names no user or agent."),
     "deletion": Kind("Deletions (no remaining downstream dependents)", "low",
                      "A soft or hard delete; nothing derived from the entity any more at that time."),
+    "unknown-entity": Kind("Lineage to entities with no events", "low",
+                           "A lineage edge names an entity that no event in the log affects: nothing is "
+                           "known of it but its name (a missing history, or a typo in the lineage)."),
     "bot": Kind("Changes by bots and technical accounts", "low",
                 "Changes made by a user whose name matches the bot pattern; one finding per bot."),
 }
@@ -191,6 +200,22 @@ def _agent_findings(rows: list[dict]) -> list[Finding]:
     return out
 
 
+def _integrity_findings(rows: list[dict]) -> list[Finding]:
+    out = []
+    for r in rows:
+        user = r["user"] or "no user"
+        if r["problem"] == "change-after-delete":
+            summary = f"changed by {user} after its hard delete at {r['other_time']}"
+        elif r["problem"] == "duplicate-name":
+            summary = f"created by {user}; {r['detail']}"
+        else:
+            summary = f"in lineage first added by {user}, but no event affects it"
+        events = [r["event"]] + ([r["other_event"]] if r.get("other_event") else [])
+        details = {"user": r["user"]} | ({"other_time": r["other_time"]} if r.get("other_time") else {})
+        out.append(Finding(r["problem"], r["time"], summary, events, r["entity"], r["entity_name"], details))
+    return out
+
+
 def _bot_findings(rows: list[dict]) -> list[Finding]:
     return [Finding("bot", r["first"], f"{r['user']}: {r['changes']} change(s) on {r['entities']} entit(ies) "
                     f"from {r['first']} to {r['last']}", sorted(r["events"].split()),
@@ -300,6 +325,7 @@ def run_audit(store: TripleStore, *, since: str | None = None, until: str | None
            for r in _rows(store, "audit-top-entities", window, now_ms=now_ms)]
     findings: list[Finding] = []
     findings += _version_findings(_rows(store, "audit-versions", window, now_ms=now_ms))
+    findings += _integrity_findings(_rows(store, "audit-integrity", window, now_ms=now_ms))
     findings += _agent_findings(_rows(store, "audit-agents", window, now_ms=now_ms))
     findings += _bot_findings(_rows(store, "audit-bots", {**window, "bot_pattern": bot_pattern}, now_ms=now_ms))
     findings += _tag_findings(_rows(store, "audit-sensitive-tags", {**window, "tag_pattern": tag_pattern},

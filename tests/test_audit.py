@@ -18,6 +18,7 @@ from changeprov.cli import main
 from changeprov.mapping.reference import map_to_files
 from changeprov.sparql.audit import run_audit
 from changeprov.sparql.audit_html import layered_layout, render_html
+from changeprov.sparql.server import oxigraph_server
 from changeprov.sparql.stores import open_store
 
 DS = "urn:li:dataset:(urn:li:dataPlatform:{},PROD)".format
@@ -225,6 +226,89 @@ def test_synthetic_version_and_agent_findings(synthetic_db):
     (dep,) = rep.of_kind("deletion-with-dependents")
     assert dep.entity_name == "x.a" and dep.details["dependents"] == [OM_DR]
     assert rep.lineage.entity_name == "x.a"
+
+
+def _mcl(urn: str, aspect: str, value: dict | None, at_ms: int, *, change: str = "UPSERT") -> dict:
+    """A DataHub MetadataChangeLog line (the corpus's shape, systemMetadata trimmed)."""
+    line = {"entityType": "dataset", "entityUrn": urn, "changeType": change, "aspectName": aspect,
+            "systemMetadata": {"lastObserved": at_ms + 7, "runId": "r", "version": "1"},
+            "created": {"time": at_ms, "actor": "urn:li:corpuser:dave"}}
+    if value is not None:
+        line["aspect"] = {"value": json.dumps(value), "contentType": "application/json"}
+    return line
+
+
+@pytest.fixture(scope="module")
+def integrity_db(shared_dir, tmp_path_factory) -> Path:
+    """A log no single live catalog could have written, beside its legitimate look-alikes."""
+    lines = [json.loads(line) for line in (shared_dir / "corpus/openmetadata/change_events.jsonl").open()]
+    created = next(e for e in lines if e["eventType"] == "entityCreated" and e["entityType"] == "table")
+    lineage = next(e for e in lines if e["eventType"] == "entityLineageAdded")
+    base = dict(created, entity=None, domains=None, userName="alice")
+    t, ids = 1_900_000_000_000, [f"00000000-0000-4000-8000-0000000000{i:02d}" for i in range(10)]
+
+    def om(n, eid, fqn, at, event_type="entityCreated", **kw):
+        return _om(base, id=f"i{n}", eventType=event_type, entityId=ids[eid], entityFullyQualifiedName=fqn,
+                   timestamp=t + at, **kw)
+
+    key = {"platform": "urn:li:dataPlatform:hive", "name": "x", "origin": "PROD"}
+    dh_back, dh_gone = DS("hive,x.back"), DS("hive,x.gone")
+    events = [
+        om(1, 0, "x.c", 0), om(2, 0, "x.c", 1000, "entityDeleted"),
+        om(3, 0, "x.c", 2000, "entityUpdated", previousVersion=0.1, currentVersion=0.2),  # after the hard delete
+        om(4, 1, "x.d", 0), om(5, 1, "x.d", 1000, "entityDeleted"), om(6, 2, "x.d", 2000),  # name reused: fine
+        om(7, 3, "x.e", 0), om(8, 4, "x.e", 500),  # twins
+        om(9, 5, "x.f", 0), om(10, 5, "x.f", 100, "entitySoftDeleted"), om(11, 6, "x.f", 200),  # soft: still named
+        dict(lineage, id="i12", timestamp=t + 3000,
+             entity=dict(lineage["entity"], fromEntity=dict(lineage["entity"]["fromEntity"], id=ids[9],
+                                                             fullyQualifiedName="x.ghost"),
+                         toEntity=dict(lineage["entity"]["toEntity"], id=ids[2], fullyQualifiedName="x.d"))),
+        # DataHub: deleted, written again (re-created), changed: fine; deleted, then changed: a finding
+        _mcl(dh_back, "datasetKey", key, t), _mcl(dh_back, "datasetKey", None, t + 1000, change="DELETE"),
+        _mcl(dh_back, "status", None, t + 1000, change="DELETE"),
+        _mcl(dh_back, "datasetKey", key, t + 2000), _mcl(dh_back, "status", {"removed": False}, t + 3000),
+        _mcl(dh_gone, "datasetKey", key, t), _mcl(dh_gone, "datasetKey", None, t + 1000, change="DELETE"),
+        _mcl(dh_gone, "status", {"removed": False}, t + 3000),
+    ]
+    work = tmp_path_factory.mktemp("audit-integrity")
+    src = work / "events.jsonl"
+    src.write_text("".join(json.dumps(e) + "\n" for e in events))
+    counts = map_to_files([str(src)], work / "x.nt", work / "q.jsonl").as_dict()
+    assert counts["quarantined"] == 0, (work / "q.jsonl").read_text()[:500]
+    with open_store("embedded", path=work / "db", create=True) as store, (work / "x.nt").open("rb") as nt:
+        store.load_ntriples(nt)
+    return work / "db"
+
+
+@pytest.fixture(scope="module")
+def integrity_endpoint(integrity_db):
+    with oxigraph_server(integrity_db.parent / "served") as url:
+        with (integrity_db.parent / "x.nt").open("rb") as nt:
+            open_store("remote", endpoint=url).load_ntriples(nt)
+        yield url
+
+
+@pytest.mark.parametrize("kind", ["embedded", "remote"])
+def test_integrity_findings(kind, request, integrity_db):
+    """ut4a #4: an update after a hard delete, two live tables with one name and lineage from an entity no event
+    mentions were reported by neither check nor audit. The corpus has none, so the endpoint is compared here."""
+    if kind == "embedded":
+        store = open_store("embedded", path=integrity_db, read_only=True)
+    else:
+        store = open_store("remote", endpoint=request.getfixturevalue("integrity_endpoint"))
+    with store:
+        rep = run_audit(store, now_ms=2_000_000_000_000)
+    got = sorted((f.kind, f.entity_name, f.time, len(f.events)) for f in rep.findings
+                 if f.kind in ("change-after-delete", "duplicate-name", "unknown-entity"))
+    assert got == [("change-after-delete", DS("hive,x.gone"), "2030-03-17T17:46:43Z", 2),
+                   ("change-after-delete", "x.c", "2030-03-17T17:46:42Z", 2),
+                   ("duplicate-name", "x.e", "2030-03-17T17:46:40.5Z", 2),
+                   ("duplicate-name", "x.f", "2030-03-17T17:46:40.2Z", 2),
+                   ("unknown-entity", "x.ghost", "2030-03-17T17:46:43Z", 1)]
+    (twin,) = [f for f in rep.of_kind("duplicate-name") if f.entity_name == "x.e"]
+    assert twin.details["other_time"].startswith("2030-03-17T17:46:40") and "table" in twin.summary
+    (after,) = [f for f in rep.of_kind("change-after-delete") if f.entity_name == "x.c"]
+    assert "after its hard delete at 2030-03-17T17:46:41" in after.summary
 
 
 # ----------------------------------------------------------------------------- CLI, HTML, browser
