@@ -445,6 +445,10 @@ class RemoteStore(TripleStore):
             msg = str(exc).splitlines()[0][:500]
             if "QueryBadFormed" in type(exc).__name__:
                 raise InputError(f"endpoint refused the query: {msg}") from None
+            if type(exc).__name__ == "EndPointNotFound":  # HTTP 404, most often a server's base URL
+                raise StoreError(f"endpoint {self.endpoint} answered 404 Not Found: --endpoint must be the "
+                                 "SPARQL query URL (oxigraph serve: http://HOST:PORT/query; Fuseki: "
+                                 "http://HOST:PORT/DATASET/sparql)") from None
             raise StoreError(f"endpoint {self.endpoint} failed: {msg}") from None
         except (urllib.error.URLError, OSError) as exc:
             raise StoreError(f"cannot reach endpoint {self.endpoint}: {exc}") from None

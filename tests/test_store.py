@@ -327,6 +327,14 @@ def test_unreachable_endpoint_is_store_error(capsys):
     assert "cannot reach endpoint" in capsys.readouterr().err
 
 
+def test_a_server_base_url_says_what_endpoint_means(server, capsys):
+    """ut4a #10: oxigraph's base URL answers 404, which SPARQLWrapper words as "not possible to connect"."""
+    base = server.rsplit("/", 1)[0]
+    assert main(["query", "deleted-entities", "--endpoint", base]) == 2
+    err = capsys.readouterr().err
+    assert "404 Not Found: --endpoint must be the SPARQL query URL" in err and "/query" in err
+
+
 BAD_LINES = {  # a bad line, and where the engine's message must point once it names the file
     "iri": (b'<http://ex.org/c> <http://ex.org/p> <bad iri> .\n', "at line 3 between columns 37 and 46: Invalid IRI"),
     "unterminated": (b'<http://ex.org/c> <http://ex.org/p> "open\n', "at line 3 column 42: Line jumps are not allowed"),
