@@ -651,6 +651,28 @@ def test_describe_formats_and_content(embedded, remote, db, capsys):
     assert "no entity with" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("node, relation", [
+    ("urn:li:tag:PII", "addedTag"),
+    ("PII.Sensitive", "addedTag"),
+    ("Tier.Tier2", "removedTag"),
+    ("urn:li:glossaryTerm:Finance.GrossMerchandiseValue", "removedGlossaryTerm"),
+    ("urn:li:glossaryTerm:Classification.PersonalInformation", "addedGlossaryTerm"),
+    ("https://w3id.org/changeprov/id/om/column/mysql_prod.ecommerce.sales.orders.legacy_coupon_code",
+     "removedSchemaField"),
+])
+def test_describe_of_a_tag_term_or_column_has_the_events_that_added_or_removed_it(embedded, remote, node, relation):
+    """ut4a #5: a tag, glossary term or column gave a 3-triple stub with none of the events that used it."""
+    a = describe_triples(embedded, node)
+    assert {str(t) for t in a} == {str(t) for t in describe_triples(remote, node)}
+    g = ox.Store()
+    g.extend(ox.Quad(t.subject, t.predicate, t.object) for t in a)
+    rows = list(g.query("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/> "
+                        "SELECT ?time ?name ?who WHERE { ?fc om:%s ?x . ?cd ?fields ?fc . "
+                        "?ev om:hasChangeDescription ?cd ; om:timestamp ?time ; om:affectsEntity ?e ; "
+                        "om:performedBy ?who . ?e om:fullyQualifiedName|om:urn ?name }" % relation))
+    assert rows, f"describe {node}: no {relation} event with its time, user and the changed entity's name"
+
+
 _NODE_OF = {  # a node of the corpus that is no metadata entity, found the way a user would meet it
     "event": f"SELECT ?node WHERE {{ ?node om:affectsEntity <{FCT}> }} ORDER BY ?node LIMIT 1",
     "version": f"SELECT ?node WHERE {{ ?node prov:specializationOf <{FCT}> }} ORDER BY ?node LIMIT 1",
