@@ -347,7 +347,7 @@ def export(spark: SparkSession, inputs: Sequence[str], out: str, *, family: str 
 
     mapped = lines.transform(map_lines_for(family))
     progress("mapping, deduplicating and writing (one Spark job)")
-    metrics = _write(spark, mapped, fs.path(staging).toString(), compress)
+    metrics = _write(spark, mapped, fs, staging, compress)
     if fs.exists(staging, "kind=d"):
         # Rare: one event id on lines with different content. Which line is first needs line
         # numbers, known only now: the later lines are found (a second pass, no shuffle of triples)
@@ -359,8 +359,7 @@ def export(spark: SparkSession, inputs: Sequence[str], out: str, *, family: str 
                                   fs.path(dups).toString())
         progress("mapping, deduplicating and writing again")
         fs.delete(staging)  # the overwrite is per partition (dynamic): a date of the losers alone would stay
-        metrics = _write(spark, mapped.transform(quarantine_duplicates(losers)), fs.path(staging).toString(),
-                         compress)
+        metrics = _write(spark, mapped.transform(quarantine_duplicates(losers)), fs, staging, compress)
         fs.delete(dups)
 
     progress("committing")
@@ -379,9 +378,9 @@ def export(spark: SparkSession, inputs: Sequence[str], out: str, *, family: str 
     return ExportResult(out=out, run_id=run_id, manifest=manifest)
 
 
-def _write(spark: SparkSession, mapped: DataFrame, path: str, compress: str) -> dict:
-    """Stage the output rows of ``mapped`` lines under ``path`` (partitioned by kind, source, date);
-    returns the observed triple and event counts."""
+def _write(spark: SparkSession, mapped: DataFrame, fs: FileSystem, staging: str, compress: str) -> dict:
+    """Stage the output rows of ``mapped`` lines under ``staging`` (partitioned by kind, source,
+    date); returns the observed triple and event counts."""
     observed = _observation(spark)
     staged = mapped.transform(output_rows).transform(aggregate).observe(observed[0], *observed[1])
     writer = (staged.repartition(F.col("kind"), F.col("source"), F.col("date"))
@@ -396,10 +395,18 @@ def _write(spark: SparkSession, mapped: DataFrame, path: str, compress: str) -> 
     if compress == "gzip":
         writer = writer.option("compression", "gzip")
     try:
-        writer.text(path)
+        writer.text(fs.path(staging).toString())
     except Exception as exc:  # a failed task (disk full, lost executor, …): nothing was committed
         raise SparkError(f"the export job failed, nothing was committed: {first_line(exc)}") from None
-    return observed[0].get
+    try:
+        return observed[0].get
+    except Exception as exc:
+        # only empty (0-byte) files: Spark plans no partition, so no task ran and reported the
+        # observed counts (a user's test: a traceback and a left-over staging folder)
+        if not any(n.startswith("kind=") for n in fs.names(staging)):
+            return {name: 0 for name in (*(f"triples:{fam}" for fam in FAMILIES), "events")}
+        raise SparkError(f"the export job reported no counts: {first_line(exc)}") from None
+
 
 
 _LOSERS = "file string, block long, mono long, detail string"

@@ -469,18 +469,23 @@ def test_an_output_folder_inside_an_input_folder_is_not_read_as_input(tmp_path):
         outside_output(resolve_inputs([str(data / "prov")]), str(data / "prov"))
 
 
-@pytest.mark.parametrize("compress", ["none", "gzip"])
-def test_an_export_with_no_triples_is_an_empty_graph_that_checks_and_loads(spark, shared_dir, tmp_path, compress):
+@pytest.mark.parametrize("text, lines, compress", [('[1]\n\n{"eventType": "entityCreated"}\n', 3, "none"),
+                                                   ('[1]\n\n{"eventType": "entityCreated"}\n', 3, "gzip"),
+                                                   ("", 0, "none")])
+def test_an_export_with_no_triples_is_an_empty_graph_that_checks_and_loads(spark, shared_dir, tmp_path, text, lines,
+                                                                           compress):
     """A user's test: a day of only bad lines exported fine but failed the strict check ("no files
-    matched"), as a folder with no files is not a graph to the checker."""
+    matched"), as a folder with no files is not a graph to the checker. Another: a 0-byte file (an
+    empty hourly dump) ended in a Java traceback, as Spark ran no task to report the counts."""
     from changeprov.sparql.loader import load_export
     from changeprov.sparql.stores import open_store
 
-    src = tmp_path / "bad.jsonl"
-    src.write_text('[1]\n\n{"eventType": "entityCreated"}\n')
+    src = tmp_path / "day.jsonl"
+    src.write_text(text)
     out = tmp_path / "out"
     result = export(spark, resolve_inputs([str(src)]), str(out), compress=compress)
-    assert result.counts["lines_read"] == 3 and result.counts["triples"] == 0
+    assert result.counts["lines_read"] == lines and result.counts["triples"] == 0 and result.counts["balanced"]
+    assert not [p.name for p in out.iterdir() if p.name.startswith("_staging")]
     suffix = ".nt.gz" if compress == "gzip" else ".nt"
     assert sorted(p.name for p in (out / "triples").iterdir()) == ["_SUCCESS", f"part-00000{suffix}"]
     check = subprocess.run([sys.executable, str(shared_dir / "conformance" / "check_ntriples.py"), "check",
