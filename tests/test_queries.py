@@ -191,6 +191,32 @@ def test_entity_state_golden(store):
         "owners", "tags"]
 
 
+@pytest.mark.parametrize("as_of, expected", [
+    ("2024-03-08", {("OWNER", "urn:li:corpuser:alice"), ("STRUCTURED_PROPERTY", "io.acme.data_tier=GOLD"),
+                    ("STRUCTURED_PROPERTY", "io.acme.retention_days=365.0")}),
+    ("2024-03-19", {("OWNER", "urn:li:corpuser:alice"), ("OWNER", "urn:li:corpuser:bob"),
+                    ("STRUCTURED_PROPERTY", "io.acme.data_tier=GOLD")}),
+    ("2026-06-01", {("OWNER", "urn:li:corpuser:alice"), ("OWNERSHIP", "BUSINESS_OWNER"),
+                    ("STRUCTURED_PROPERTY", "io.acme.data_tier=GOLD")}),
+])
+def test_entity_state_of_datahub_change_event_categories(store, as_of, expected):
+    """ut5a #2, #3: bob, removed by an OWNERSHIP REMOVE (the category OWNER was renamed), stayed an owner;
+    each structured property hid the others, and removing one removed them all."""
+    rows = run_query(store, get_query("entity-state"), {"entity": FCT, "as_of": as_of}).dicts()
+    got = set()
+    for r in rows:
+        field, value = r["field"].value, r["value"].value
+        if field == "STRUCTURED_PROPERTY":
+            p = json.loads(value)["parameters"]
+            values = ",".join(str(v) for v in json.loads(p["propertyValues"]))
+            got.add((field, f"{p['propertyUrn'].rsplit(':', 1)[1]}={values}"))
+        elif field == "OWNERSHIP":
+            got.add((field, json.loads(value)["modifier"]))
+        elif field == "OWNER":
+            got.add((field, value))
+    assert got == expected
+
+
 def test_a_glossary_term_fqn_names_the_term_as_a_tag_and_as_an_entity(store):
     """BusinessGlossary.Revenue is an entity (its own events) and a tag reference (applied to a table),
     both with that FQN: every query said "ambiguous". The parameter's type picks the node."""
