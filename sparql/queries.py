@@ -164,6 +164,8 @@ def parse_time(value: str, *, end_of_day: bool = False, now_ms: int | None = Non
             ms = now_ms if now_ms is not None else int(time.time() * 1000)
         elif re.fullmatch(r"-?[0-9]{1,40}", v):  # too many digits: the range message, not the format's
             ms = int(v)
+            if 0 < ms < EPOCH_MS_FROM:
+                raise InputError(_not_epoch_ms(v, ms))
         elif re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", v):
             ms = terms.rfc3339_to_ms(v + ("T23:59:59.999Z" if end_of_day else "T00:00:00Z"))
         else:
@@ -180,6 +182,17 @@ def parse_time(value: str, *, end_of_day: bool = False, now_ms: int | None = Non
         return terms.xsd_datetime(ms)
     except terms.BadTimestamp as exc:
         raise InputError(f"not a time (ISO-8601 like 2024-03-05T12:00:00Z, a date, or epoch ms): {value[:80]!r}: {exc}") from None
+
+
+EPOCH_MS_FROM = 100_000_000_000  # 1973-03-03 in epoch ms; smaller numbers are seconds or dates
+
+
+def _not_epoch_ms(text: str, ms: int) -> str:
+    """A number that, read as epoch ms, would mean the first years after 1970: say what it may be."""
+    as_ms = terms.xsd_datetime(ms).value
+    hint = f"a date? then {text[:4]}-{text[4:6]}-{text[6:]}" if len(text) == 8 else f"epoch seconds? then {text}000"
+    return (f"{text!r} as epoch milliseconds is {as_ms}, before any change log; times are ISO-8601 "
+            f"(2024-03-05, 2024-03-05T12:00:00Z) or epoch milliseconds ({hint})")
 
 
 def user_node(value: str) -> ox.NamedNode:

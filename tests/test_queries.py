@@ -560,6 +560,9 @@ def test_unknown_and_missing_parameters(embedded, capsys, db):
      "since .2024-03-05T00:00:00.000Z. is after until .2024-03-01T23:59:59.999Z."),
     ("upstream", {"entity": LTV, "as_of": "yesterday"}, "'yesterday': not an RFC 3339"),
     ("upstream", {"entity": LTV, "as_of": "99999999999999999"}, "epoch milliseconds out of range"),
+    # ut5a #6: epoch seconds and compact dates read as epoch ms are 1970, and lineage then is empty
+    ("upstream", {"entity": LTV, "as_of": "1709683200"}, "1970-01-20.*epoch seconds. then 1709683200000"),
+    ("changes-by-user", {"user": "alice.wong", "since": "20260902"}, "a date. then 2026-09-02"),
 ])
 def test_parameter_values_that_would_silently_answer_nothing_are_errors(embedded, query, values, message):
     # an invalid REGEX pattern is an evaluation error, which FILTER turns into "no match": no message
