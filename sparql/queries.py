@@ -413,8 +413,26 @@ def _unversioned(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Liter
     return []
 
 
+_FIELDS = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+           "SELECT DISTINCT ?entity ?name WHERE {\n#@bindings\n?event om:affectsEntity ?entity ; om:hasChangeDescription ?cd .\n"
+           "?cd om:fieldsAdded|om:fieldsUpdated|om:fieldsDeleted ?fc . ?fc om:fieldName ?name\n} ORDER BY ?name")
+
+
+def _unchanged_field(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Literal]) -> list[str]:
+    """A field name that no change of the entity has: most often a typo or another tool's name for it
+    (OpenMetadata ``owners``, DataHub ``ownership`` / ``OWNER``), which an empty answer would hide."""
+    if "field" not in bound:
+        return []
+    names = [r[1].value for r in store.select(_FIELDS, {"entity": bound["entity"]}).rows]
+    if not names:
+        return ["no event of this entity changed any field"]
+    shown = ", ".join(names[:40]) + (f", … ({len(names)} in all)" if len(names) > 40 else "")
+    return [f"no change of a field named {bound['field'].value!r} on this entity (names are case-sensitive; "
+            f"a name also matches nested names ending in .NAME); its changed fields are: {shown}"]
+
+
 #: ``# if-empty: NAME`` checks: (store, bound parameters) → notes explaining an empty answer
-EMPTY_CHECKS = {"unversioned": _unversioned}
+EMPTY_CHECKS = {"unversioned": _unversioned, "unchanged-field": _unchanged_field}
 
 
 def _text(term) -> str:

@@ -754,6 +754,19 @@ def test_entity_state_at_a_version_of_an_unversioned_entity_says_why_it_is_empty
     assert [("only OpenMetadata events carry a currentVersion" in n) for n in rows.notes] == ([True] if note else [])
 
 
+@pytest.mark.parametrize("entity, field, listed", [(OM_ORDERS, "TAGS", "columns.customer_email.tags, "),
+                                                  (FCT, "owners", "OWNER, OWNERSHIP"),
+                                                  (OM_ORDERS, "tags", None)])
+def test_who_changed_a_field_the_entity_never_had_lists_the_fields_it_has(store, entity, field, listed):
+    """ut5a #7: a misspelt or other tool's field name answered (0 rows) like "nobody changed it"."""
+    rows = run_query(store, get_query("who-changed"), {"entity": entity, "field": field})
+    if listed is None:
+        assert rows.rows and rows.notes == []
+    else:
+        (note,) = rows.notes
+        assert rows.rows == [] and f"no change of a field named {field!r}" in note and listed in note
+
+
 def test_a_failing_service_call_is_a_clear_error_on_both_engines(store, tmp_path):
     """A user's test: with --allow-service, a SERVICE to a closed port gave a Python traceback and exit
     1 (embedded: the engine raises while rows are read; remote: oxigraph breaks off its streamed results)."""
