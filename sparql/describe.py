@@ -14,7 +14,14 @@ DESCRIBE_FORMATS = ("turtle", "jsonld", "nt")
 
 
 def describe_triples(store: TripleStore, entity: str, *, notes: list[str] | None = None) -> list[ox.Triple]:
-    rows = run_query(store, get_query("describe"), {"entity": entity})
+    try:
+        rows = run_query(store, get_query("describe"), {"entity": entity})
+    except InputError as exc:
+        # an OpenMetadata userName or team name is no FQN: say what it names, as for its IRI
+        agent = _agent_named(store, entity) if str(exc).startswith("no entity with") else None
+        if agent is None:
+            raise
+        raise InputError(_not_an_entity(store, agent, shown=entity)) from None
     if notes is not None:
         notes += rows.notes
     out = set()
@@ -28,7 +35,22 @@ def describe_triples(store: TripleStore, entity: str, *, notes: list[str] | None
     return sorted(out, key=str)
 
 
-def _not_an_entity(store: TripleStore, value: str) -> str:
+def _agent_named(store: TripleStore, name: str) -> str | None:
+    """The IRI of the OpenMetadata user or team called ``name``, if the store has one."""
+    from changeprov.mapping.emit import om_named
+    from changeprov.mapping.terms import BadIdentifier
+
+    for kind in ("user", "team"):
+        try:
+            node = om_named(kind, name)
+        except BadIdentifier:
+            return None
+        if store.select("SELECT ?n ?t WHERE {\n#@bindings\n?n a ?t\n} LIMIT 1\n", {"n": node}).rows:
+            return node.value
+    return None
+
+
+def _not_an_entity(store: TripleStore, value: str, *, shown: str | None = None) -> str:
     """Why ``value`` (which resolved to a node of the store) has no provenance subgraph, and what to ask."""
     from changeprov.sparql.queries import resolve_node, user_name
 
@@ -36,7 +58,7 @@ def _not_an_entity(store: TripleStore, value: str) -> str:
     rows = store.select(get_query("label").text, {"node": node}).dicts()
     kind = rows[0]["kind"].value if rows else "other"
     entity = rows[0]["entity_name"].value if rows and rows[0]["entity_name"] is not None else "?"
-    name = value[:120]
+    name = (shown or value)[:120]
     if kind == "team":
         return f"{name!r} is a team (a prov:Organization), not a metadata entity"
     if kind == "agent":

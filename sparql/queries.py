@@ -25,6 +25,7 @@ SELECT projection, so every named query projects its parameters; they are droppe
 
 from __future__ import annotations
 
+import difflib
 import re
 import time
 from collections import defaultdict, deque
@@ -221,6 +222,10 @@ def user_name(agent: str) -> str:
     return unquote(agent.removeprefix(OM_USER)) if agent.startswith(OM_USER) else agent
 
 
+_ALL_AGENTS = ("PREFIX prov: <http://www.w3.org/ns/prov#>\n"
+               "SELECT DISTINCT ?agent WHERE { ?agent a prov:Agent } LIMIT 200000\n")
+
+
 def resolve_user(store: TripleStore, value: str) -> ox.NamedNode:
     """The user node ``value`` names, if the store has it: a typo must not read as "changed nothing"."""
     node = user_node(value)
@@ -230,6 +235,14 @@ def resolve_user(store: TripleStore, value: str) -> ox.NamedNode:
     agents = [a.value for _part, a in store.select(_AGENTS_LIKE, {"part": ox.Literal(part)}).rows] if part else []
     similar = [user_name(a) for a in agents]
     hint = f"; users matching {part!r}: {', '.join(similar)}" if similar else ""
+    if not similar:  # a typo inside the name (alice.wang): the closest names, by difflib's ratio
+        # URNs compared by their last part: their shared prefix would make every corpuser look close
+        by_tail: dict[str, list[str]] = {}
+        for (a,) in store.select(_ALL_AGENTS).rows:
+            name = user_name(a.value)
+            by_tail.setdefault(name.rsplit(":", 1)[-1], []).append(name)
+        close = [n for t in difflib.get_close_matches(part, list(by_tail), n=5, cutoff=0.7) for n in by_tail[t]]
+        hint = f"; did you mean: {', '.join(close)}" if close else ""
     raise InputError(f"no user {value[:120]!r} in the store (an OpenMetadata userName or a DataHub "
                      f"corpuser URN){hint}")
 

@@ -434,6 +434,11 @@ def test_who_changed_and_changes_by_user(store):
     ("urn:li:corpuser:alice.wong", "no user 'urn:li:corpuser:alice.wong' in the store (an OpenMetadata userName "
                                    "or a DataHub corpuser URN); users matching 'alice.wong': alice.wong"),
     ("zed", "no user 'zed' in the store (an OpenMetadata userName or a DataHub corpuser URN)"),
+    # ut5a #9: a typo inside the name found no substring, so no suggestion
+    ("alice.wang", "no user 'alice.wang' in the store (an OpenMetadata userName or a DataHub corpuser URN); "
+                   "did you mean: alice.wong"),
+    ("urn:li:corpuser:alce", "no user 'urn:li:corpuser:alce' in the store (an OpenMetadata userName or a DataHub "
+                             "corpuser URN); did you mean: urn:li:corpuser:alice"),
 ])
 def test_an_unknown_user_is_an_error_not_an_empty_record(store, user, message):
     """A user's test: a typo in a user name answered "0 rows", which reads as "changed nothing"."""
@@ -716,13 +721,17 @@ _NODE_OF = {  # a node of the corpus that is no metadata entity, found the way a
     ("om-user", "is a user (a prov:Agent), not a metadata entity: its changes are "
                 "`changeprov query changes-by-user --param user=alice.wong`"),
     ("team", "is a team (a prov:Organization), not a metadata entity"),
+    # ut5a #10: the names a user types, not only the IRIs
+    ("om-user-name", "'alice.wong' is a user (a prov:Agent), not a metadata entity: its changes are "
+                     "`changeprov query changes-by-user --param user=alice.wong`"),
+    ("team-name", "'DataPlatform' is a team (a prov:Organization), not a metadata entity"),
     ("event", f"is a change event, not a metadata entity: describe the entity it affected ({FCT})"),
     ("version", f"is a version of {FCT}: describe that entity"),
 ])
 def test_describe_of_a_node_that_is_no_entity_says_what_it_is(store, kind, message):
     """A user's test: describe of a user, team, event or version IRI printed an empty document, exit 0."""
-    if kind == "datahub-user":
-        value = "urn:li:corpuser:alice"
+    if kind in ("datahub-user", "om-user-name", "team-name"):
+        value = {"datahub-user": "urn:li:corpuser:alice", "om-user-name": "alice.wong", "team-name": "DataPlatform"}[kind]
     else:
         prefixes = "PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n" \
                    "PREFIX prov: <http://www.w3.org/ns/prov#>\n"
