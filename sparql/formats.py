@@ -74,11 +74,18 @@ def to_tsv(rows: Rows) -> str:
     return "\n".join(lines) + "\n"
 
 
+_IDENTIFIER = re.compile(r"[^\s{\[\"][^\s]*")
+
+
 def _cell(term, width: int = 80) -> str:
     if term is None:
         return ""
     text = display_value(term).replace("\n", "\\n").replace("\t", " ").replace("\r", "\\r")
-    return text if len(text) <= width else text[: width - 1] + "…"
+    # IRIs, URNs and FQNs stay whole: they are what a user copies into the next query (ut5a #11);
+    # long values (JSON, descriptions) are cut, --format csv has them whole
+    if len(text) <= width or isinstance(term, ox.NamedNode) or _IDENTIFIER.fullmatch(text):
+        return text
+    return text[: width - 1] + "…"
 
 
 def to_table(rows: Rows) -> str:

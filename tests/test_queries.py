@@ -627,6 +627,18 @@ def test_query_list_prints_every_query(capsys):
     assert "as_of (time-end, optional, default now)" in out
 
 
+def test_table_keeps_iris_urns_and_names_whole_and_cuts_long_text():
+    """ut5a #11: DataHub URNs over 80 characters came out cut (…PRO…) and could not be pasted into the next query."""
+    from changeprov.sparql.formats import to_table
+    from changeprov.sparql.stores import Rows
+
+    urn = "urn:li:dataset:(urn:li:dataPlatform:snowflake,analytics.marts.daily_revenue_with_a_long_name,PROD)"
+    iri = ox.NamedNode("https://open-metadata.org/entity/glossaryTerm/" + "1f6ed1aa-d1cb-5731-87e1-a7d40e7df7b4" * 2)
+    text = ox.Literal("a long description " * 10)
+    out = to_table(Rows(["name", "node", "text"], [(ox.Literal(urn), iri, text)]))
+    assert urn in out and iri.value in out and text.value not in out and "a long description a" in out
+
+
 def test_query_formats(db, capsys):
     base = ["query", "upstream", "--param", f"entity={LTV}", "--param", "as_of=2024-03-05", "--store", str(db)]
     assert main(base + ["--format", "json"]) == 0
