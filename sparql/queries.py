@@ -410,6 +410,9 @@ def run_query(store: TripleStore, q: NamedQuery, values: Mapping[str, str] | Non
     keep = [i for i, v in enumerate(rows.variables) if q.param(v) is None]
     if not rows.rows and q.if_empty:
         notes += EMPTY_CHECKS[q.if_empty](store, bound)
+    if not rows.rows and not store.ask("ASK { ?s ?p ?o }"):  # "(0 rows)" must not read as a true answer
+        notes.append("the store holds no triples: nothing was loaded into it yet (changeprov load EXPORT), "
+                     "or what was loaded mapped no event")
     return Rows([rows.variables[i] for i in keep], [tuple(r[i] for i in keep) for r in rows.rows], notes)
 
 

@@ -627,6 +627,15 @@ def test_query_list_prints_every_query(capsys):
     assert "as_of (time-end, optional, default now)" in out
 
 
+def test_an_empty_answer_from_an_empty_store_says_so(embedded, tmp_path):
+    """ut5a #5: a store loaded from an export that mapped nothing answered "(0 rows)" like a true answer."""
+    with open_store("embedded", path=tmp_path / "empty", create=True) as empty:
+        rows = run_query(empty, get_query("deleted-entities"), {})
+    assert rows.rows == [] and [n for n in rows.notes if "the store holds no triples" in n]
+    rows = run_query(embedded, get_query("deleted-entities"), {"since": "2030-01-01"})
+    assert rows.rows == [] and rows.notes == []
+
+
 def test_table_keeps_iris_urns_and_names_whole_and_cuts_long_text():
     """ut5a #11: DataHub URNs over 80 characters came out cut (…PRO…) and could not be pasted into the next query."""
     from changeprov.sparql.formats import to_table
