@@ -408,7 +408,6 @@ def _write(spark: SparkSession, mapped: DataFrame, fs: FileSystem, staging: str,
         raise SparkError(f"the export job reported no counts: {first_line(exc)}") from None
 
 
-
 _LOSERS = "file string, block long, mono long, detail string"
 
 
