@@ -173,6 +173,18 @@ def _om(template: dict, **changes) -> dict:
     return {k: v for k, v in event.items() if v is not None}
 
 
+def _mapped_store(events: list[dict], work: Path) -> Path:
+    """``events`` mapped by the reference mapper (none may be quarantined) into a store ``work/db``;
+    the N-Triples stay in ``work/x.nt``."""
+    src = work / "events.jsonl"
+    src.write_text("".join(json.dumps(e) + "\n" for e in events))
+    counts = map_to_files([str(src)], work / "x.nt", work / "q.jsonl").as_dict()
+    assert counts["quarantined"] == 0, (work / "q.jsonl").read_text()[:500]
+    with open_store("embedded", path=work / "db", create=True) as store, (work / "x.nt").open("rb") as nt:
+        store.load_ntriples(nt)
+    return work / "db"
+
+
 @pytest.fixture(scope="module")
 def synthetic_db(shared_dir, tmp_path_factory) -> Path:
     """OpenMetadata events built from corpus lines: a version gap, a regression, out-of-order timestamps
@@ -204,14 +216,7 @@ def synthetic_db(shared_dir, tmp_path_factory) -> Path:
         _om(base, id="e8", eventType="entitySoftDeleted", entityId=a, entityFullyQualifiedName="x.a", userName="carol",
             previousVersion=0.2, currentVersion=0.5, timestamp=t + 7000),
     ]
-    work = tmp_path_factory.mktemp("audit-synthetic")
-    src = work / "events.jsonl"
-    src.write_text("".join(json.dumps(e) + "\n" for e in events))
-    counts = map_to_files([str(src)], work / "x.nt", work / "q.jsonl").as_dict()
-    assert counts["quarantined"] == 0, (work / "q.jsonl").read_text()[:500]
-    with open_store("embedded", path=work / "db", create=True) as store, (work / "x.nt").open("rb") as nt:
-        store.load_ntriples(nt)
-    return work / "db"
+    return _mapped_store(events, tmp_path_factory.mktemp("audit-synthetic"))
 
 
 def test_synthetic_version_and_agent_findings(synthetic_db):
@@ -270,14 +275,7 @@ def integrity_db(shared_dir, tmp_path_factory) -> Path:
         _mcl(dh_gone, "datasetKey", key, t), _mcl(dh_gone, "datasetKey", None, t + 1000, change="DELETE"),
         _mcl(dh_gone, "status", {"removed": False}, t + 3000),
     ]
-    work = tmp_path_factory.mktemp("audit-integrity")
-    src = work / "events.jsonl"
-    src.write_text("".join(json.dumps(e) + "\n" for e in events))
-    counts = map_to_files([str(src)], work / "x.nt", work / "q.jsonl").as_dict()
-    assert counts["quarantined"] == 0, (work / "q.jsonl").read_text()[:500]
-    with open_store("embedded", path=work / "db", create=True) as store, (work / "x.nt").open("rb") as nt:
-        store.load_ntriples(nt)
-    return work / "db"
+    return _mapped_store(events, tmp_path_factory.mktemp("audit-integrity"))
 
 
 @pytest.fixture(scope="module")
