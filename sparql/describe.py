@@ -7,7 +7,7 @@ import json
 import pyoxigraph as ox
 
 from changeprov.errors import InputError
-from changeprov.sparql.queries import get_query, run_query
+from changeprov.sparql.queries import get_query, has_node, run_query
 from changeprov.sparql.stores import TripleStore
 
 DESCRIBE_FORMATS = ("turtle", "jsonld", "nt")
@@ -45,7 +45,7 @@ def _agent_named(store: TripleStore, name: str) -> str | None:
             node = om_named(kind, name)
         except BadIdentifier:
             return None
-        if store.select("SELECT ?n ?t WHERE {\n#@bindings\n?n a ?t\n} LIMIT 1\n", {"n": node}).rows:
+        if has_node(store, node):
             return node.value
     return None
 

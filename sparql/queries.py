@@ -207,6 +207,11 @@ def user_node(value: str) -> ox.NamedNode:
 
 
 _IRI_CHECK = "SELECT ?iri ?t WHERE {\n#@bindings\n?iri a ?t\n} LIMIT 1\n"
+
+
+def has_node(store: TripleStore, node: ox.NamedNode) -> bool:
+    """Whether the store has ``node`` as a subject with a type (every node we mint is typed)."""
+    return bool(store.select(_IRI_CHECK, {"iri": node}).rows)
 _AGENTS_LIKE = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
                 "SELECT DISTINCT ?part ?agent WHERE {\n#@bindings\n?event om:performedBy ?agent\n"
                 "FILTER(CONTAINS(LCASE(STR(?agent)), LCASE(?part)))\n} ORDER BY ?agent LIMIT 5\n")
@@ -229,7 +234,7 @@ _ALL_AGENTS = ("PREFIX prov: <http://www.w3.org/ns/prov#>\n"
 def resolve_user(store: TripleStore, value: str) -> ox.NamedNode:
     """The user node ``value`` names, if the store has it: a typo must not read as "changed nothing"."""
     node = user_node(value)
-    if store.select(_IRI_CHECK, {"iri": node}).rows:  # every user node is typed (prov:Agent)
+    if has_node(store, node):  # every user node is typed (prov:Agent)
         return node
     part = value.rsplit(":", 1)[-1].strip()
     agents = [a.value for _part, a in store.select(_AGENTS_LIKE, {"part": ox.Literal(part)}).rows] if part else []
@@ -295,7 +300,7 @@ def resolve_node(store: TripleStore, value: str, *, what: str = "entity",
         iri = ox.NamedNode(value)
     except ValueError:
         iri = None
-    if iri is not None and ":" in value and store.select(_IRI_CHECK, {"iri": iri}).rows:
+    if iri is not None and ":" in value and has_node(store, iri):
         return iri
     raise InputError(f"no {what} with fullyQualifiedName, URN or IRI {value[:120]!r} in the store")
 
