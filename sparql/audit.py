@@ -173,14 +173,18 @@ def _events(rows: list[dict], column: str = "event") -> list[str]:
     return sorted({r[column] for r in rows if r.get(column)})
 
 
+def _with_other(r: dict, **details) -> tuple[list[str], dict]:
+    """A finding's evidence: its event and the one it conflicts with (``other_event``), and the
+    ``details`` with that event's time, when the row has one."""
+    events = [r["event"]] + ([r["other_event"]] if r.get("other_event") else [])
+    return events, details | ({"other_time": r["other_time"]} if r.get("other_time") else {})
+
+
 def _version_findings(rows: list[dict]) -> list[Finding]:
     kinds = {"gap": "version-gap", "regression": "version-regression", "out-of-order": "out-of-order"}
     out = []
     for r in rows:
-        events = [r["event"]] + ([r["other_event"]] if r.get("other_event") else [])
-        details = {"version": r["version"], "user": r["user"]}
-        if r.get("other_time"):
-            details["other_time"] = r["other_time"]
+        events, details = _with_other(r, version=r["version"], user=r["user"])
         out.append(Finding(kinds[r["problem"]], r["time"], f"{r['version']}: {r['detail']}", events,
                            r["entity"], r["entity_name"], details))
     return out
@@ -210,8 +214,7 @@ def _integrity_findings(rows: list[dict]) -> list[Finding]:
             summary = f"created by {user}; {r['detail']}"
         else:
             summary = f"in lineage first added by {user}, but no event affects it"
-        events = [r["event"]] + ([r["other_event"]] if r.get("other_event") else [])
-        details = {"user": r["user"]} | ({"other_time": r["other_time"]} if r.get("other_time") else {})
+        events, details = _with_other(r, user=r["user"])
         out.append(Finding(r["problem"], r["time"], summary, events, r["entity"], r["entity_name"], details))
     return out
 
