@@ -24,6 +24,7 @@ from typing import Callable, Mapping
 import pyoxigraph as ox
 
 from changeprov.errors import InputError
+from changeprov.mapping.vocab import XSD
 from changeprov.ontology.checks import ontology_checks
 from changeprov.sparql.queries import NamedQuery, get_query, list_queries
 from changeprov.sparql.stores import TripleStore
@@ -88,8 +89,7 @@ class CheckReport:
         return out
 
 
-_XSD = "http://www.w3.org/2001/XMLSchema#"
-_NUMBERS = {_XSD + "integer": int, _XSD + "int": int, _XSD + "long": int, _XSD + "double": float}
+_NUMBERS = {XSD + "integer": int, XSD + "int": int, XSD + "long": int, XSD + "double": float}
 
 
 def _plain(term) -> str | int | float | bool | None:
@@ -99,7 +99,7 @@ def _plain(term) -> str | int | float | bool | None:
         return None
     if isinstance(term, ox.Literal):
         kind = term.datatype.value
-        if kind == _XSD + "boolean":
+        if kind == XSD + "boolean":
             return term.value in ("true", "1")
         try:
             return _NUMBERS[kind](term.value) if kind in _NUMBERS else term.value
