@@ -18,6 +18,7 @@ BEGIN, END = "<!-- examples:begin -->", "<!-- examples:end -->"
 
 EXAMPLES = [
     ("OpenMetadata: entity created", "om-entity-created"),
+    ("OpenMetadata: entity created with tags and owners", "om-entity-created-with-tags"),
     ("OpenMetadata: entity updated (fields added: owners, tags)", "om-updated-fields-added"),
     ("OpenMetadata: entity soft-deleted", "om-soft-deleted"),
     ("OpenMetadata: entity restored", "om-restored"),

@@ -9,7 +9,8 @@ from pyoxigraph import NamedNode
 from changeprov.mapping.emit import Graph, datetime_literal
 from changeprov.mapping.vocab import om, term
 
-FIELD_KINDS = {"added": "fieldsAdded", "updated": "fieldsUpdated", "deleted": "fieldsDeleted"}
+# "initial": what an OpenMetadata creation set (openmetadata._initial_values), listed as added
+FIELD_KINDS = {"added": "fieldsAdded", "updated": "fieldsUpdated", "deleted": "fieldsDeleted", "initial": "fieldsAdded"}
 _UNSET = object()
 
 

@@ -68,6 +68,8 @@ def map_openmetadata(obj: dict, *, legacy: bool = False) -> Graph:
         g.add(event, om("currentVersion"), decimal_literal(Decimal(current)))
         _versions(g, event, entity, current, previous, lifecycle=rule.get("lifecycle"))
     _field_changes(g, event, entity, obj, fqn=get(obj, "entityFullyQualifiedName", str))
+    if rule.get("lifecycle") == "om-event:Created":
+        _initial_values(g, event, entity, state, fqn=get(obj, "entityFullyQualifiedName", str))
     return g
 
 
@@ -170,6 +172,32 @@ def _field_changes(g: Graph, event: NamedNode, entity: NamedNode, obj: dict, *, 
             _structured(g, event, entity, change, path, name, kind, old, new, fqn=fqn)
 
 
+def initial_fields(state: Any) -> list[tuple[str, str, list]]:
+    """(field name, path in the event, members) of what a creation set: the entity's tags and owners,
+    then each column's tags (named as OpenMetadata names their changes: ``columns.NAME.tags``, a
+    name with a dot in double quotes), each only when a non-empty list."""
+    if not isinstance(state, dict):
+        return []
+    fields = [(name, f"entity.{name}", state.get(name)) for name in ("tags", "owners")]
+    columns = state.get("columns")
+    for j, column in enumerate(columns if isinstance(columns, list) else []):
+        name = column.get("name") if isinstance(column, dict) else None
+        if isinstance(name, str) and name:
+            quoted = f'"{name}"' if "." in name else name
+            fields.append((f"columns.{quoted}.tags", f"entity.columns[{j}].tags", column.get("tags")))
+    return [(name, path, value) for name, path, value in fields if isinstance(value, list) and value]
+
+
+def _initial_values(g: Graph, event: NamedNode, entity: NamedNode, state: Any, *, fqn: str | None) -> None:
+    """An entityCreated event comes without a change description, yet its entity's tags, owners and
+    column tags were set by it: each non-empty list is a field change ``{event}/change/initial/{i}``
+    (listed as fieldsAdded) whose members were added, so that tag, owner and state queries see
+    what an entity was created with (docs/model.md, "Versions")."""
+    for i, (name, path, value) in enumerate(initial_fields(state)):
+        change = field_change(g, event, "initial", i, name, new=value)
+        _structured(g, event, entity, change, path, name, "added", None, value, fqn=fqn, new_path=path)
+
+
 def _field_value(name: str, item: dict, key: str) -> Any:
     """FieldChange values are untyped; JSON-encoded lists of known fields are decoded."""
     value = item.get(key)
@@ -183,7 +211,7 @@ def _field_value(name: str, item: dict, key: str) -> Any:
 
 
 def _structured(g: Graph, event: NamedNode, entity: NamedNode, change: NamedNode, path: str, name: str,
-                kind: str, old: Any, new: Any, *, fqn: str | None) -> None:
+                kind: str, old: Any, new: Any, *, fqn: str | None, new_path: str | None = None) -> None:
     handler = rules()["openmetadataStructuredFields"].get(name.rsplit(".", 1)[-1])
     if handler is None:
         return
@@ -192,7 +220,7 @@ def _structured(g: Graph, event: NamedNode, entity: NamedNode, change: NamedNode
             _pipeline_run(g, entity, f"{path}.newValue", new)
         return
     before = _members(g, handler, f"{path}.oldValue", old, fqn) if kind != "added" else {}
-    after = _members(g, handler, f"{path}.newValue", new, fqn) if kind != "deleted" else {}
+    after = _members(g, handler, new_path or f"{path}.newValue", new, fqn) if kind != "deleted" else {}
     if handler == "tags":
         for cls, added, removed in (("Tag", "om-event:addedTag", "om-event:removedTag"),
                                     ("GlossaryTerm", "om-event:addedGlossaryTerm", "om-event:removedGlossaryTerm")):

@@ -159,7 +159,8 @@ def _map(plan: Plan, *, legacy: bool) -> Family:
         state=F.when(k["entity"] == "string", parsed["v"]).otherwise(top["entity"]),
         ms=ms_dec.try_cast("long"), is_lineage=F.coalesce(r["pattern"].isin("lineage-add", "lineage-remove"),
                                                             F.lit(False)))
-    changes = b("changes", _change_entries(cd))
+    state = F.when(k["entity"] == "string", parsed["v"]).otherwise(top["entity"])
+    changes = b("changes", _change_entries(cd, _initial_entries(state, r["lifecycle"] == "om-event:Created")))
     plan.next()
     k_state = b("k_state", kind_of(d["state"]))
     edge = _lineage_fields(plan, d["state"], d["is_lineage"])
@@ -179,7 +180,7 @@ def _map(plan: Plan, *, legacy: bool) -> Family:
     # each field change's first error, once: checked list by list below, the checks would otherwise
     # be three copies of the largest expression of the plan (generated again by every task)
     change_errors = b("change_errors", F.transform(changes, lambda c: F.struct(
-        c["key"].alias("key"), _change_error(c).alias("error"))))
+        c["key"].alias("key"), (c["k"] == "initial").alias("initial"), _change_error(c).alias("error"))))
     plan.next()
 
     # the rest of the checks, in the reference's order
@@ -203,6 +204,7 @@ def _map(plan: Plan, *, legacy: bool) -> Family:
         for _, key in LISTS:  # each list's type, then its items', list by list
             ck.typed(kind_of(cd[key]), LIST, f"changeDescription.{key}")
             ck.error(first_error(F.transform(F.filter(change_errors, _keyed(key)), lambda c: c["error"])))
+    ck.error(first_error(F.transform(F.filter(change_errors, lambda c: c["initial"]), lambda c: c["error"])))
     rejected = b("rejected_all", ck.column())
 
     # the triples
@@ -397,16 +399,48 @@ _JSON_FIELDS = rules()["openmetadataJsonFields"]
 ENTRY = "struct<k:string,key:string,i:int,it:variant>"
 
 
-def _change_entries(cd: Column) -> Column:
-    """Every field change of the three lists, in order: struct<k, key, i, it (the item), obj, f
-    (its name, oldValue and newValue)>."""
+def _change_entries(cd: Column, initial: Column) -> Column:
+    """Every field change of the three lists, in order, then the ``initial`` entries of a creation:
+    struct<k, key, i, it (the item), obj, f (its name, oldValue and newValue)>."""
     def entry(kind: str, key: str):
         return lambda x, i: F.struct(F.lit(kind).alias("k"), F.lit(key).alias("key"), i.alias("i"), x.alias("it"))
 
     parts = [F.coalesce(F.transform(items(cd[key]), entry(kind, key)), F.array().cast(f"array<{ENTRY}>"))
              for kind, key in LISTS]
-    return extend(F.concat(*parts), obj=lambda c: kind_of(c["it"]) == "object",
+    return extend(F.concat(*parts, initial), obj=lambda c: kind_of(c["it"]) == "object",
                   f=lambda c: struct_of(c["it"], ("name", "oldValue", "newValue")))
+
+
+def _initial_entries(state: Column, created: Column) -> Column:
+    """openmetadata.initial_fields: for a creation, the entity's tags and owners, then each named
+    column's tags, those that are non-empty lists, as entries of kind ``initial`` whose ``key`` is
+    their path in the event and whose item is ``{"name": field name, "newValue": the list}``."""
+    empty = F.array().cast(f"array<{ENTRY}>")
+    top = struct_of(state, ("tags", "owners", "columns"))
+
+    def candidate(name: Column, path: Column, value: Column) -> Column:
+        return F.struct(name.alias("name"), path.alias("path"), value.alias("value"))
+
+    def column(c: Column, j: Column) -> Column:
+        return let({"f": struct_of(c, ("name", "tags"))}, lambda b: let(
+            {"name": string_of(b["f"]["name"], kind_of(b["f"]["name"])), "tags": b["f"]["tags"]},
+            lambda n: F.when(truthy(n["name"]), candidate(
+                F.concat(F.lit("columns."), F.when(F.contains(n["name"], F.lit(".")),
+                                                    F.concat(F.lit('"'), n["name"], F.lit('"'))).otherwise(n["name"]),
+                         F.lit(".tags")),
+                F.concat(F.lit("entity.columns["), j.cast("string"), F.lit("].tags")), n["tags"]))))
+
+    candidates = F.concat(
+        F.array(candidate(F.lit("tags"), F.lit("entity.tags"), top["tags"]),
+                candidate(F.lit("owners"), F.lit("entity.owners"), top["owners"])),
+        F.coalesce(F.transform(items(top["columns"]), column), F.array().cast(
+            "array<struct<name:string,path:string,value:variant>>")))
+    lists = F.filter(candidates, lambda c: c.isNotNull() & (kind_of(c["value"]) == "array")
+                     & (F.size(items(c["value"])) > 0))
+    entries = F.transform(lists, lambda c, i: F.struct(
+        F.lit("initial").alias("k"), c["path"].alias("key"), i.alias("i"),
+        F.to_variant_object(F.struct(c["name"].alias("name"), c["value"].alias("newValue"))).alias("it")))
+    return F.when(created & (kind_of(state) == "object"), entries).otherwise(empty)
 
 
 def _change_values(changes: Column) -> Column:
@@ -450,7 +484,7 @@ def _change_members(changes: Column, fqn: Column) -> Column:
         empty = F.array().cast("array<struct<side:string,i:int,obj:boolean,f:struct<"
                                + ",".join(f"{n}:variant" for n in MEMBER_FIELDS) + ">,json:string>>")
         return F.when(c["handler"].isin("tags", "owners", "columns"), F.concat(
-            F.coalesce(F.when(c["k"] != "added", tagged("old", c["old"], c["k_old"])), empty),
+            F.coalesce(F.when(~c["k"].isin("added", "initial"), tagged("old", c["old"], c["k_old"])), empty),
             F.coalesce(F.when(c["k"] != "deleted", tagged("new", c["new"], c["k_new"])), empty)))
 
     with_sides = extend(changes, members=sides, run=lambda c: F.when(
@@ -500,18 +534,21 @@ def _keyed(key: str):
 
 
 def _change_error(c: Column) -> Column:
-    path = F.concat(F.lit("changeDescription."), c["key"], F.lit("["), c["i"].cast("string"), F.lit("]"))
+    initial = c["k"] == "initial"  # its key is its path (entity.tags, …)
+    path = F.when(initial, c["key"]).otherwise(
+        F.concat(F.lit("changeDescription."), c["key"], F.lit("["), c["i"].cast("string"), F.lit("]")))
     ck = Checks()
     ck.add(~c["obj"], "BAD_TYPE", at(path, ": expected an object"))
     ck.typed(c["k_name"], STR, at(path, ".name"), required=True, text=c["name"])
     with ck.guard(c["run"].isNotNull()):
         _run_checks(ck, c["run"], at(path, ".newValue"))
-    ck.error(first_error(F.transform(c["members"], lambda m: _member_error(c["handler"], m, path))))
+    ck.error(first_error(F.transform(c["members"], lambda m: _member_error(c["handler"], m, path, initial))))
     return ck.column()
 
 
-def _member_error(handler: Column, m: Column, path: Column) -> Column:
-    where = F.concat(path, F.lit("."), m["side"], F.lit("Value["), m["i"].cast("string"), F.lit("]"))
+def _member_error(handler: Column, m: Column, path: Column, initial: Column) -> Column:
+    where = F.concat(path, F.when(~initial, F.concat(F.lit("."), m["side"], F.lit("Value"))).otherwise(F.lit("")),
+                     F.lit("["), m["i"].cast("string"), F.lit("]"))
     ck = Checks()
     with ck.guard(m["obj"] & (handler == "tags")):
         ck.typed(m["k_tagFQN"], STR, at(where, ".tagFQN"))

@@ -13,6 +13,7 @@ from changeprov.mapping.vocab import expand
 from changeprov.spark.sqlterms import datetime_literal, iri, let, literal, minted, table, term, triple
 
 FIELD_LISTS = {"added": "fieldsAdded", "updated": "fieldsUpdated", "deleted": "fieldsDeleted"}
+FIELD_KINDS = {**FIELD_LISTS, "initial": "fieldsAdded"}  # mapping.events.FIELD_KINDS
 
 
 def RDF_TYPE() -> Column:  # noqa: N802 - a constant, built when a session is active
@@ -98,7 +99,7 @@ def field_change_triples(event: Column, kind: Column | str, name: Column, *, ind
     desc = iri(F.concat(event, F.lit("/changes")))
     change = iri(change_node(event, kind, index))
     kind_col = F.lit(kind) if isinstance(kind, str) else kind
-    lists = table(FIELD_LISTS)
+    lists = table(FIELD_KINDS)
     out = [triple(ev, om("hasChangeDescription"), desc), triple(desc, RDF_TYPE(), om("ChangeDescription")),
            triple(desc, om_term(F.try_element_at(lists, kind_col)), change),
            triple(change, RDF_TYPE(), om("FieldChange")), triple(change, om("fieldName"), literal(name))]

@@ -217,6 +217,19 @@ def test_entity_state_of_datahub_change_event_categories(store, as_of, expected)
     assert got == expected
 
 
+def test_tags_and_owners_a_corpus_entity_was_created_with(store):
+    """The corpus's dashboard was created with Tier.Tier2, which bob.martinez removed on 2026-09-04: the
+    removal alone was listed, and no state ever showed the tag; glossary terms are created with an owner."""
+    rows = run_query(store, get_query("tag-changes"), {"tag": "Tier.Tier2"}).dicts()
+    assert [(r["action"].value, r["entity_name"].value, r["field"].value) for r in rows] == [
+        ("added", "looker_prod.revenue_overview", "tags"), ("removed", "looker_prod.revenue_overview", "tags")]
+    q = get_query("entity-state")
+    first = run_query(store, q, {"entity": "looker_prod.revenue_overview", "version": "0.1"}).dicts()
+    assert [(r["field"].value, r["value"].value) for r in first] == [("tags", "Tier.Tier2")]
+    term = run_query(store, q, {"entity": "BusinessGlossary.Revenue", "version": "0.1"}).dicts()
+    assert [(r["field"].value, r["value"].value) for r in term] == [("owners", "alice.wong")]
+
+
 def test_a_glossary_term_fqn_names_the_term_as_a_tag_and_as_an_entity(store):
     """BusinessGlossary.Revenue is an entity (its own events) and a tag reference (applied to a table),
     both with that FQN: every query said "ambiguous". The parameter's type picks the node."""
@@ -384,6 +397,47 @@ def test_impact_names_openmetadata_owners_as_users_do(tmp_path):
     assert [(r["asset_name"].value, r["owners"].value) for r in rows] == [("s.d.x.down", "bob.tanaka, team:Finance")]
     state = run_query(store, get_query("entity-state"), {"entity": "s.d.x.down"}).dicts()
     assert [r["value"].value for r in state if r["field"].value == "owners"] == ["bob.tanaka", "team:Finance"]
+
+
+def test_what_a_creation_set_counts_for_tags_owners_and_state(tmp_path):
+    """ut5a #4: an entity created with tags and owners (OpenMetadata sends no change description with a
+    creation) had no owners in impact, no tags in tag-changes and neither in entity-state."""
+    t = 1_704_139_200_000
+    ref = {"up": "11111111-0000-0000-0000-000000000001", "down": "11111111-0000-0000-0000-000000000002"}
+    alice, finance = {"id": "u1", "type": "user", "name": "alice.wong"}, {"id": "t1", "type": "team", "name": "Finance"}
+    pii = {"tagFQN": "PII.Sensitive", "source": "Classification"}
+    events = [
+        {"id": "e-1", "eventType": "entityLineageAdded", "entityType": "lineage", "entityId": "l-1",
+         "entityFullyQualifiedName": "s.d.x.up--upstream-->s.d.x.down", "userName": "alice", "timestamp": t,
+         "entity": {"fromEntity": {"id": ref["up"], "type": "table", "fullyQualifiedName": "s.d.x.up"},
+                    "toEntity": {"id": ref["down"], "type": "table", "fullyQualifiedName": "s.d.x.down"}}},
+        {"id": "e-2", "eventType": "entityCreated", "entityType": "table", "entityId": ref["down"],
+         "entityFullyQualifiedName": "s.d.x.down", "userName": "ingestion-bot", "timestamp": t - 1000,
+         "previousVersion": 0.1, "currentVersion": 0.1,
+         "entity": json.dumps({"id": ref["down"], "name": "down", "owners": [alice, finance],
+                               "tags": [{"tagFQN": "Tier.Tier1", "source": "Classification"}],
+                               "columns": [{"name": "email", "tags": [pii]}, {"name": "id", "tags": []}]})},
+        {"id": "e-3", "eventType": "entityUpdated", "entityType": "table", "entityId": ref["down"],
+         "entityFullyQualifiedName": "s.d.x.down", "userName": "bob", "timestamp": t + 60_000,
+         "previousVersion": 0.1, "currentVersion": 0.2,
+         "changeDescription": {"fieldsAdded": [], "fieldsUpdated": [], "previousVersion": 0.1,
+                               "fieldsDeleted": [{"name": "owners", "oldValue": json.dumps([alice])}]}},
+    ]
+    store = _store_of(events, tmp_path)
+    tags = run_query(store, get_query("tag-changes"), {"tag": "PII.Sensitive"}).dicts()
+    assert [(r["action"].value, r["entity_name"].value, r["field"].value, r["user"].value) for r in tags] == [
+        ("added", "s.d.x.down", "columns.email.tags", "ingestion-bot")]
+    impact = {as_of: [(r["asset_name"].value, r["owners"].value)
+                      for r in run_query(store, get_query("impact"), {"entity": "s.d.x.up", "as_of": as_of}).dicts()]
+              for as_of in (str(t + 1000), str(t + 120_000))}
+    assert impact == {str(t + 1000): [("s.d.x.down", "alice.wong, team:Finance")],
+                      str(t + 120_000): [("s.d.x.down", "team:Finance")]}
+    state = run_query(store, get_query("entity-state"), {"entity": "s.d.x.down", "version": "0.1"}).dicts()
+    assert [(r["field"].value, r["value"].value) for r in state] == [
+        ("columns.email.tags", "PII.Sensitive"), ("owners", "alice.wong"), ("owners", "team:Finance"),
+        ("tags", "Tier.Tier1")]
+    latest = run_query(store, get_query("entity-state"), {"entity": "s.d.x.down"}).dicts()
+    assert [r["value"].value for r in latest if r["field"].value == "owners"] == ["team:Finance"]
 
 
 def test_an_fqn_dropped_and_re_created_names_the_entity_not_deleted_with_a_note(tmp_path, capsys):

@@ -59,6 +59,7 @@ def _with(base: dict, **changes) -> dict:
 
 
 _DROP = object()
+CREATED = _with(BASE, eventType="entityCreated", previousVersion=0.1, currentVersion=0.1)
 
 
 def _changes(*items, **extra) -> dict:
@@ -145,6 +146,25 @@ HOSTILE: list = [
     _changes({"name": "pipelineStatus", "newValue": {"timestamp": "1"}}),
     _changes({"name": "pipelineStatus", "newValue": {"timestamp": 1, "inputs": [{"datasetFQN": 1}]}}),
     _changes({"name": "pipelineStatus", "newValue": '{"timestamp": 1}'}),
+    # a creation's tags, owners and column tags (openmetadata._initial_values)
+    _with(CREATED, entity={"tags": _tags("PII.Sensitive", "Tier.Tier1") + _tags("G.T", source="Glossary"),
+                           "owners": [{"name": "alice", "type": "user"}, {"name": "data team", "type": "team"}],
+                           "columns": [{"name": "email", "tags": _tags("PII.Sensitive")}, {"name": "a.b", "tags": _tags("x")},
+                                       {"name": "", "tags": _tags("y")}, {"name": 3, "tags": _tags("y")},
+                                       {"name": "c", "tags": []}, {"name": "d"}, 5, None, {"tags": _tags("z")}]}),
+    _with(CREATED, entity=json.dumps({"tags": _tags("t"), "owners": [{"name": "bob"}]})),
+    _with(LEGACY, eventType="entityCreated", entity={"owners": [{"name": "bob", "type": "user"}]}),
+    _with(CREATED, entity={"tags": [{"tagFQN": 1}]}), _with(CREATED, entity={"tags": _tags("a\tb")}),
+    _with(CREATED, entity={"tags": [{"tagFQN": "t", "source": 1}]}),
+    _with(CREATED, entity={"tags": [5, None, {"tagFQN": "t"}, {"tagFQN": "t", "source": "Glossary"}, {"x": 1}]}),
+    _with(CREATED, entity={"owners": [{"name": "x", "type": 1}]}), _with(CREATED, entity={"owners": [{"name": "x\x01"}]}),
+    _with(CREATED, entity={"tags": "x", "owners": {"name": "o"}, "columns": "y"}),
+    _with(CREATED, entity={"columns": [{"name": "c", "tags": [{"tagFQN": 2}]}]}),
+    _with(CREATED, entity={"columns": [{"name": "c", "tags": {"tagFQN": "t"}}]}),
+    _with(CREATED, entity=[{"tags": _tags("x")}]), _with(CREATED, entity={"tags": []}),
+    _with(CREATED, entity={"tags": _tags("x")}, changeDescription={"fieldsAdded": [{"name": "tags", "newValue": "[]"}]}),
+    _with(CREATED, entity={"tags": [{"tagFQN": 1}]}, changeDescription={"fieldsAdded": [{"name": 2}]}),
+    _with(BASE, entity={"tags": _tags("not.initial"), "owners": [{"name": "bob"}]}),
     # lineage
     LINEAGE, _with(LINEAGE, eventType="entityLineageDeleted"), _with(LINEAGE, entity=_DROP),
     _with(LINEAGE, entity=json.dumps(LINEAGE["entity"])), _with(LINEAGE, entity="null"), _with(LINEAGE, entity=[]),
