@@ -6,8 +6,11 @@ Exit codes: 0 ok, 1 findings (a check found problems), 2 error (bad input, envir
 from __future__ import annotations
 
 import argparse
+import logging
 import os
+import signal
 import sys
+import threading
 from typing import Sequence
 
 from changeprov import __version__
@@ -33,23 +36,54 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread like Ctrl-C, so that cleanups run: an output being written
+    to a temporary file beside it (``replaced_on_success``) is removed, not left behind."""
+
+
+def _terminate(_signum, _frame) -> None:
+    raise Terminated()
+
+
+def _not_py4j(record: logging.LogRecord) -> bool:
+    return "py4j" not in record.pathname.replace("\\", "/").split("/")
+
+
+def _quiet_py4j() -> None:
+    """py4j reports a call cut short (Ctrl-C during a Spark job, the JVM gone) with tracebacks through
+    the root logger (``logging.exception``, which adds a stderr handler on first use); the CLI says
+    what happened in one line instead, so the root logger gets a stderr handler that drops py4j's."""
+    root = logging.getLogger()
+    if not root.handlers:
+        handler = logging.StreamHandler()
+        handler.addFilter(_not_py4j)
+        root.addHandler(handler)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not args.command:
         parser.print_help()
         return EXIT_OK
+    _quiet_py4j()
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminate) if main_thread else None
     try:
         return args._run(args)
     except ChangeprovError as exc:
         print(f"changeprov {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    except KeyboardInterrupt:
-        print(f"changeprov {args.command}: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        print(f"changeprov {args.command}: {'terminated' if isinstance(exc, Terminated) else 'interrupted'}",
+              file=sys.stderr)
         return EXIT_ERROR
     except BrokenPipeError:  # `changeprov query … | head`: the reader has all it wanted
         _silence_stdout()
         return EXIT_OK
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def _silence_stdout() -> None:

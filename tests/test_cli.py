@@ -127,3 +127,53 @@ def test_a_reader_that_stops_early_is_no_error():
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == 0, err
     assert "Traceback" not in err and "BrokenPipeError" not in err
+
+
+def _wait_for(predicate, proc: subprocess.Popen, what: str, timeout: float = 60.0) -> None:
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert proc.poll() is None, f"ended before {what}: {proc.communicate()}"
+        assert time.monotonic() < deadline, f"no {what} after {timeout} s"
+        time.sleep(0.05)
+
+
+def test_sigterm_ends_a_run_like_ctrl_c_and_leaves_no_temporary_file(tmp_path):
+    """A run stopped by SIGTERM (a scheduler, `kill`) left its half-written `.NAME.….tmp` beside the
+    output: Python's default SIGTERM ends the process without running any cleanup."""
+    import signal
+
+    out = tmp_path / "events.jsonl"
+    proc = subprocess.Popen([sys.executable, "-m", "changeprov.cli", "generate", "--events", "5000000", "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _wait_for(lambda: any(p.name.endswith(".tmp") for p in tmp_path.iterdir()), proc, "temporary file")
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert (proc.returncode, err) == (2, "changeprov generate: terminated\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_ctrl_c_during_an_export_is_one_line_not_py4j_tracebacks(tmp_path):
+    """Ctrl-C (SIGINT to the whole process group, as a terminal sends it) during the Spark job printed
+    four py4j tracebacks: PySpark's handler cancels the jobs through py4j while the main thread waits
+    in another py4j call, and py4j logs both failures with their tracebacks."""
+    import os
+    import signal
+
+    events = tmp_path / "events.jsonl"
+    assert main(["generate", "--events", "50000", "--seed", "3", "--out", str(events)]) == 0
+    log = tmp_path / "stderr.txt"
+    with log.open("w") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "changeprov.cli", "export", str(events), "--out",
+                                 str(tmp_path / "out")], stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+        _wait_for(lambda: "[export] mapping" in log.read_text(), proc, "mapping step", timeout=300)
+        os.killpg(proc.pid, signal.SIGINT)
+        proc.wait(timeout=120)
+    text = log.read_text()
+    assert proc.returncode == 2, text
+    assert "Traceback" not in text and "ERROR:root" not in text, text
+    assert text.rstrip("\n").splitlines()[-1] == "changeprov export: interrupted"
+    assert not (tmp_path / "out" / "_SUCCESS").exists()
