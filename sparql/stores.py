@@ -36,12 +36,42 @@ ENV_USER, ENV_PASSWORD, ENV_TOKEN = "CHANGEPROV_ENDPOINT_USER", "CHANGEPROV_ENDP
 
 Term = ox.NamedNode | ox.Literal | ox.BlankNode
 
-_SERVICE = re.compile(r"\bSERVICE\b", re.IGNORECASE)
+# What cannot hold the SERVICE keyword, removed before looking for it: comments, strings, IRIs and
+# variables (``?service``, ``"customer service"`` and ``<…/service>`` were refused when the whole text
+# was searched). An IRI has no space, so ``?a < ?b`` is no IRI. Outside a string a backslash only
+# escapes a character of a prefixed name (``ex:a\#b``, ``ex:a\'``): that character opens nothing.
+_NOT_KEYWORDS = re.compile("|".join((
+    r'"""(?:[^"\\]|\\.|"(?!""))*"""', r"'''(?:[^'\\]|\\.|'(?!''))*'''",  # long strings
+    r'"(?:[^"\\\n]|\\.)*"', r"'(?:[^'\\\n]|\\.)*'",                       # strings
+    r'<[^<>"{}|^`\\\x00-\x20]*>',                                         # IRIs
+    r"[?$][\w\u00b7\u0300-\u036f\u203f-\u2040]+",                         # variables
+    r"#[^\n]*",                                                           # comments
+)).join((r"(?<!\\)(?:", ")")), re.DOTALL)
+# the keyword, not part of a prefixed name (ex:service, service:x) or of a longer word
+_SERVICE = re.compile(r"(?<![\w:.\-])SERVICE(?![\w:\-])", re.IGNORECASE)
+_CODEPOINT = re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})")
+
+
+def _codepoint(m: re.Match) -> str:
+    value = int(m.group(1) or m.group(2), 16)
+    return chr(value) if value <= 0x10FFFF and not 0xD800 <= value <= 0xDFFF else m.group(0)
+
+
+def has_service(query: str) -> bool:
+    """Whether ``query`` has a SERVICE clause. SPARQL applies ``\\uXXXX`` escapes to the whole text
+    before parsing (Jena does; a query could spell ``\\u0053ERVICE``), so they are applied first.
+
+    >>> has_service('SELECT * WHERE { SERVICE <http://x/sparql> { ?s ?p ?o } }')
+    True
+    >>> has_service('SELECT ?service WHERE { ?s <http://x/service> "customer service" } # no SERVICE here')
+    False
+    """
+    return bool(_SERVICE.search(_NOT_KEYWORDS.sub(" ", _CODEPOINT.sub(_codepoint, query))))
 
 
 def refuse_service(query: str, *, allow_service: bool = False) -> None:
     """Refuse query text with a SERVICE clause (an outbound request, ANCHORS.md §D)."""
-    if not allow_service and _SERVICE.search(query):
+    if not allow_service and has_service(query):
         raise InputError("query text contains SERVICE (federated query = outbound HTTP request); "
                          "refused unless --allow-service is given")
 

@@ -643,6 +643,30 @@ def test_service_refused_unless_allowed(tmp_path, db, capsys):
         run_query(open_store("memory"), load_query_file(rq))
 
 
+@pytest.mark.parametrize("text, refused", [
+    ("select * where {service<http://127.0.0.1:9/s>{?s ?p ?o}}", True),
+    ("SELECT * WHERE { # a comment\n SERVICE SILENT <http://127.0.0.1:9/s> { ?s ?p ?o } }", True),
+    ("SELECT * WHERE { \\u0053ERVICE <http://127.0.0.1:9/s> { ?s ?p ?o } }", True),  # Jena applies \u first
+    ("SELECT * WHERE { ?s <http://x/p> ex:a\\# . SERVICE <http://127.0.0.1:9/s> { ?s ?p ?o } }", True),
+    ("SELECT * WHERE { ?s ?p \"a\" . SERVICE ?endpoint { ?s ?p ?o } }", True),
+    ("SELECT ?service WHERE { ?service ?p \"customer service\" } # no service", False),
+    ("SELECT * WHERE { ?s <http://example.org/service> $service . FILTER(?s != <http://x/a#SERVICE>) }", False),
+    ("PREFIX ex: <http://example.org/> SELECT * WHERE { ?s ex:service ?o ; ex:my-service ?x }", False),
+    ("SELECT * WHERE { ?s ?p \"\"\"two\nlines SERVICE <http://x> {}\"\"\" }", False),
+])
+def test_service_is_found_as_a_keyword_not_as_a_word(tmp_path, text, refused):
+    """The guard searched the whole text for the word: a variable ?service, a literal "customer service"
+    or an IRI …/service was refused as a federated query."""
+    rq = tmp_path / "q.rq"
+    rq.write_text(text, encoding="utf-8")
+    q = load_query_file(rq)
+    if refused:
+        with pytest.raises(InputError, match="SERVICE"):
+            run_query(open_store("memory"), q)
+    else:
+        run_query(open_store("memory"), q)
+
+
 def test_adhoc_file_query_with_header_params(tmp_path, db, capsys):
     rq = tmp_path / "mine.rq"
     rq.write_text("# summary: events of one user\n# param: who user required  a user\n"
