@@ -14,8 +14,9 @@ atomic ``bulk_load``, and by default a load is all-or-nothing:
 
 ``jobs=N`` asks for N groups into any store; into a non-empty one, a bad line then leaves its own
 group out but other groups may be in, and reloading after a fix completes the store, since loading
-is idempotent. A load killed midway (not failed) may leave part of a parallel load behind; loading
-again completes it.
+is idempotent. A load killed midway (not failed) may leave part of a parallel load behind: the store
+keeps the mark the load put in its folder (sparql.loading), every command opening it says so, and
+loading again completes it.
 
 A remote endpoint takes the triples in batches (one request each), so every file is parsed first and
 a bad line anywhere leaves the endpoint unchanged; a request that fails midway (network, server) can
@@ -225,6 +226,7 @@ def load_export(store: TripleStore, export_dir: str | Path,
     progress(f"{len(files)} partition file(s) in {root}; store holds {before:,} triples"
              + (f"; {len(groups)} parallel groups" if len(groups) > 1 else ""))
     order = {path: i for i, path in enumerate(files)}
+    store.mark_loading(root)  # removed below once the store is whole or as it was (sparql.loading)
 
     def on_open(_i: int, path: Path) -> None:
         progress(f"[{order[path] + 1}/{len(files)}] {path.relative_to(root)} ({path.stat().st_size:,} bytes)")
@@ -244,7 +246,12 @@ def load_export(store: TripleStore, export_dir: str | Path,
         return chain.bytes_read
 
     if len(groups) <= 1:  # an export of blank or quarantined lines only has no partition files
-        bytes_read = load_group(groups[0]) if groups else 0
+        try:
+            bytes_read = load_group(groups[0]) if groups else 0
+        except ChangeprovError:
+            if store.atomic_load:  # one bulk load that failed added nothing
+                store.unmark_loading()
+            raise
     else:
         with ThreadPoolExecutor(max_workers=len(groups)) as pool:
             futures = [pool.submit(load_group, g) for g in groups]
@@ -253,6 +260,7 @@ def load_export(store: TripleStore, export_dir: str | Path,
                 first = errors[0]
                 if before == 0:  # the store was empty: emptying it again undoes the groups that went in
                     store.clear()
+                    store.unmark_loading()
                 if before == 0 or not isinstance(first, ChangeprovError):
                     raise first
                 raise type(first)(f"{first}; the other file groups of this parallel load may be in the store: "
@@ -260,6 +268,7 @@ def load_export(store: TripleStore, export_dir: str | Path,
                                   "an all-or-nothing load") from None
             bytes_read = sum(f.result() for f in futures)
     after = store.count()
+    store.unmark_loading()  # whole: compaction only makes lookups faster
     optimize_seconds = None
     if optimize and store.compacts and after != before:
         progress(f"loaded {after - before:,} new triples in {time.monotonic() - started:.2f} s; compacting the indexes")

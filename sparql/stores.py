@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import os
 import re
+import sys
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -29,6 +30,7 @@ import pyoxigraph as ox
 
 from changeprov.errors import ConfigError, InputError, StoreError
 from changeprov.mapping.vocab import XSD_STRING
+from changeprov.sparql import loading
 
 KINDS = ("embedded", "remote", "memory")
 BINDINGS_MARKER = "#@bindings"
@@ -132,6 +134,16 @@ class TripleStore:
 
     #: whether optimize() compacts anything (not in memory; on an endpoint it is the server's business)
     compacts = False
+
+    def mark_loading(self, export: str | Path) -> None:
+        """Mark the store as being loaded with ``export`` until ``unmark_loading`` (see sparql.loading)."""
+
+    def unmark_loading(self) -> None:
+        """The store holds the whole export, or is as it was before the load."""
+
+    def unfinished_load(self) -> str | None:
+        """What a reader should know about a load into this store that has not finished, or None."""
+        return None
 
     def optimize(self) -> None:
         """Compact the store's indexes after a bulk load (see ``compacts``)."""
@@ -238,6 +250,15 @@ class EmbeddedStore(TripleStore):
             raise StoreError(f"emptying {self.path} failed: {exc}") from None
 
     compacts = True
+
+    def mark_loading(self, export: str | Path) -> None:
+        loading.begin(self.path, export)
+
+    def unmark_loading(self) -> None:
+        loading.finish(self.path)
+
+    def unfinished_load(self) -> str | None:
+        return loading.unfinished(self.path)
 
     def optimize(self) -> None:
         # every bulk_load ingests sorted files whose key ranges overlap the earlier loads' files, so
@@ -580,7 +601,11 @@ def store_from_args(args, *, create: bool = False, read_only: bool = False) -> T
         return open_store("remote", endpoint=args.endpoint, update_endpoint=getattr(args, "update_endpoint", None),
                           graph_store=getattr(args, "graph_store", None), timeout=getattr(args, "timeout", 60.0))
     if getattr(args, "store", None):
-        return open_store("embedded", path=args.store, create=create, read_only=read_only)
+        store = open_store("embedded", path=args.store, create=create, read_only=read_only)
+        note = store.unfinished_load()
+        if note:  # this helper is the command line's: it tells the user, on stderr, before any answer
+            print(f"changeprov: warning: {note}", file=sys.stderr, flush=True)
+        return store
     raise ConfigError("give --store PATH (embedded store) or --endpoint URL (SPARQL 1.1 server)")
 
 

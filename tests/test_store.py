@@ -116,6 +116,7 @@ def test_embedded_load_with_one_job_is_atomic(tmp_path):
         with pytest.raises(InputError, match="invalid N-Triples"):
             load_export(store, exp, jobs=1)
         assert store.count() == 0, "bulk_load is atomic: nothing of a failed export is kept"
+        assert store.unfinished_load() is None, "the store is as it was: no mark of an unfinished load"
 
 
 def _dated(days, name="a") -> dict:
@@ -147,6 +148,7 @@ def test_a_failed_parallel_load_into_an_empty_store_leaves_it_empty(tmp_path, jo
         assert "may be in the store" not in str(err.value)
         assert any("parallel groups" in m for m in messages), messages
         assert store.count() == 0, "the groups that went in were taken out again"
+        assert store.unfinished_load() is None
 
 
 def test_default_load_into_a_store_with_triples_is_one_atomic_group(tmp_path, monkeypatch):
@@ -174,7 +176,9 @@ def test_explicit_parallel_load_into_a_store_with_triples_names_partial_failure(
         with pytest.raises(InputError, match="invalid N-Triples.*may be in the store.*--jobs 1"):
             load_export(store, bad, jobs=2)
         assert 2 < store.count() < 10, "the good group is in, the bad group is not"
+        assert "did not finish" in store.unfinished_load(), "every reader is told the store is partial"
         assert load_export(store, exp, jobs=2).triples_after == 10, "reloading completes the store"
+        assert store.unfinished_load() is None
 
 
 def test_cli_jobs_takes_a_number_or_auto(tmp_path, capsys):
@@ -524,3 +528,40 @@ def test_a_timeout_below_one_second_still_times_out():
         assert not worker.is_alive(), "no timeout: the request still waits after 30 s"
     assert len(errors) == 1 and isinstance(errors[0], StoreError), errors
     assert "timed out" in str(errors[0])
+
+
+def test_a_store_whose_load_did_not_finish_says_so_to_every_reader(tmp_path, capsys):
+    """ut5a #5: a load killed midway (or still running in another process) left a partial store that
+    answered every query as if whole."""
+    import json
+    import subprocess
+    import sys
+
+    from changeprov.sparql import loading
+
+    exp = make_export(tmp_path / "exp", _dated(range(1, 4)))
+    db = tmp_path / "db"
+    assert main(["load", str(exp), "--store", str(db)]) == 0
+    assert not (db / loading.MARK).exists()
+    capsys.readouterr()
+    query = ["query", "--file", str(tmp_path / "q.rq"), "--store", str(db)]
+    (tmp_path / "q.rq").write_text("SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }\n")
+
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:  # a load in another process that is still running
+        loading.begin(db, exp)
+        mark = json.loads((db / loading.MARK).read_text())
+        (db / loading.MARK).write_text(json.dumps({**mark, "pid": sleeper.pid}))
+        assert main(query) == 0
+        assert f"is running (pid {sleeper.pid}" in capsys.readouterr().err
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert main(query) == 0  # the same mark, its process gone: killed midway
+    err = capsys.readouterr().err
+    assert "did not finish" in err and f"changeprov load {exp.resolve()} --store {db}" in err
+    assert main(["load", str(exp), "--store", str(db)]) == 0, "loading again completes the store"
+    assert not (db / loading.MARK).exists()
+    capsys.readouterr()
+    assert main(query) == 0
+    assert "warning" not in capsys.readouterr().err
