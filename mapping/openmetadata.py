@@ -15,6 +15,7 @@ from changeprov.mapping.fields import checked, get, number
 from changeprov.mapping.vocab import event_rule, om, prov, rules
 
 FAMILY, LEGACY = "openmetadata", "openmetadata-legacy"
+CASCADING = ("om-event:SoftDeleted", "om-event:HardDeleted")  # lifecycles a recursive event passes on
 
 
 def map_openmetadata(obj: dict, *, legacy: bool = False) -> Graph:
@@ -70,10 +71,29 @@ def map_openmetadata(obj: dict, *, legacy: bool = False) -> Graph:
     _field_changes(g, event, entity, obj, fqn=get(obj, "entityFullyQualifiedName", str))
     if rule.get("lifecycle") == "om-event:Created":
         _initial_values(g, event, entity, state, fqn=get(obj, "entityFullyQualifiedName", str))
+    if rule.get("lifecycle") in CASCADING and get(obj, "recursive", bool):
+        _cascade(g, event, state)
     return g
 
 
 # ---------------------------------------------------------------- pieces
+
+
+def _cascade(g: Graph, event: NamedNode, state: Any) -> None:
+    """A recursive (soft or hard) delete deletes the entity's children too, and OpenMetadata sends no
+    event for them: each child reference in ``entity.children`` with a type and an id is
+    ``om-event:cascadesTo`` of the event, so deleted-entities and entity-history see it."""
+    children = state.get("children") if isinstance(state, dict) else None
+    for i, ref in enumerate(children if isinstance(children, list) else []):
+        if not isinstance(ref, dict):
+            continue
+        at = f"entity.children[{i}]."
+        ref_type, ref_id = get(ref, "type", str, at=at), get(ref, "id", str, at=at)
+        if not ref_type or not ref_id:
+            continue
+        child = checked(f"{at}id", om_entity, ref_type, ref_id)
+        g.add(event, om("cascadesTo"), g.entity(child, asset_type=ref_type,
+                                                 fqn=get(ref, "fullyQualifiedName", str, at=at)))
 
 
 def _version(obj: dict, path: str) -> str | None:

@@ -39,6 +39,7 @@ from changeprov.spark.sqlterms import (
 from changeprov.spark.stages import Plan
 
 FAMILY, LEGACY = "openmetadata", "openmetadata-legacy"
+CASCADING = ("om-event:SoftDeleted", "om-event:HardDeleted")  # openmetadata.CASCADING
 TOP = ("eventType", "entityType", "entityId", "userName", "id", "currentVersion", "previousVersion",
        "changeDescription", "entity", "entityFullyQualifiedName", "userId", "impersonatedBy", "recursive")
 TEXTS = ("eventType", "entityType", "entityId", "userName", "id", "entityFullyQualifiedName", "userId",
@@ -163,6 +164,8 @@ def _map(plan: Plan, *, legacy: bool) -> Family:
     changes = b("changes", _change_entries(cd, _initial_entries(state, r["lifecycle"] == "om-event:Created")))
     plan.next()
     k_state = b("k_state", kind_of(d["state"]))
+    recursive = (k["recursive"] == "boolean") & F.try_variant_get(top["recursive"], "$", "boolean")
+    cascade = b("cascade", F.when(r["lifecycle"].isin(*CASCADING) & recursive, _children(d["state"])))
     edge = _lineage_fields(plan, d["state"], d["is_lineage"])
     changes = b("changes2", _change_values(changes))
     plan.next()
@@ -205,6 +208,7 @@ def _map(plan: Plan, *, legacy: bool) -> Family:
             ck.typed(kind_of(cd[key]), LIST, f"changeDescription.{key}")
             ck.error(first_error(F.transform(F.filter(change_errors, _keyed(key)), lambda c: c["error"])))
     ck.error(first_error(F.transform(F.filter(change_errors, lambda c: c["initial"]), lambda c: c["error"])))
+    ck.error(first_error(F.transform(cascade, _child_error)))
     rejected = b("rejected_all", ck.column())
 
     # the triples
@@ -246,8 +250,42 @@ def _map(plan: Plan, *, legacy: bool) -> Family:
     )).otherwise(F.array(triple(ev, prov("used"), now))))
     lineage = F.when(d["is_lineage"], _lineage_triples(edge, n["event"], r["pattern"] == "lineage-remove"))
     field_changes = flat(F.transform(changes, lambda c: _change_triples(c, n["event"], n["entity"])))
-    out = F.filter(cat(F.array(*singles), plain_entity, versions, lineage, field_changes), lambda x: x.isNotNull())
+    children = flat(F.transform(F.filter(cascade, lambda c: c["on"]), lambda c: F.array(
+        *entity_triples(iri(c["node"]), asset_type=c["type"], fqn=c["fqn"]), triple(ev, om("cascadesTo"), iri(c["node"])))))
+    out = F.filter(cat(F.array(*singles), plain_entity, versions, lineage, field_changes, children),
+                   lambda x: x.isNotNull())
     return Family(out, rejected, d["ms"])
+
+
+# ---------------------------------------------------------------- cascades (openmetadata._cascade)
+
+
+def _children(state: Column) -> Column:
+    """Each element of ``entity.children``: struct<i, obj, kinds and texts of its type, id and
+    fullyQualifiedName, on (an object with a type and an id), node>."""
+    fields = "struct<type:variant,id:variant,fullyQualifiedName:variant>"
+    first = F.transform(items(struct_of(state, ("children",))["children"]), lambda x, i: F.struct(
+        i.alias("i"), (kind_of(x) == "object").alias("obj"), F.try_variant_get(x, "$", fields).alias("f")))
+    kinds = extend(first, k_type=lambda c: kind_of(c["f"]["type"]), k_id=lambda c: kind_of(c["f"]["id"]),
+                   k_fqn=lambda c: kind_of(c["f"]["fullyQualifiedName"]))
+    texts = extend(kinds, type=lambda c: string_of(c["f"]["type"], c["k_type"]),
+                   id=lambda c: string_of(c["f"]["id"], c["k_id"]),
+                   fqn=lambda c: string_of(c["f"]["fullyQualifiedName"], c["k_fqn"]))
+    ons = extend(texts, on=lambda c: c["obj"] & truthy(c["type"]) & truthy(c["id"]))
+    return extend(ons, node=lambda c: F.when(c["on"], om_entity(c["type"], c["id"])))
+
+
+def _child_error(c: Column) -> Column:
+    path = F.concat(F.lit("entity.children["), c["i"].cast("string"), F.lit("]."))
+    ck = Checks()
+    with ck.guard(c["obj"]):
+        ck.typed(c["k_type"], STR, at(path, "type"))
+        ck.typed(c["k_id"], STR, at(path, "id"))
+        with ck.guard(c["on"]):
+            ck.add(bad_identifier(c["type"]) | bad_identifier(c["id"]), "BAD_IDENTIFIER",
+                   at(path, "id: empty or forbidden code point"))
+            ck.typed(c["k_fqn"], STR, at(path, "fullyQualifiedName"))
+    return ck.column()
 
 
 # ---------------------------------------------------------------- lineage (openmetadata._lineage)

@@ -254,7 +254,7 @@ def resolve_user(store: TripleStore, value: str) -> ox.NamedNode:
 
 _USE_CHECK = {  # how a node is used as what the parameter names
     "entity": "PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
-              "SELECT ?node WHERE {\n#@bindings\n?event om:affectsEntity ?node\n} LIMIT 1\n",
+              "SELECT ?node WHERE {\n#@bindings\n?event om:affectsEntity|om:cascadesTo ?node\n} LIMIT 1\n",
     "tag": "PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
            "SELECT ?node WHERE {\n#@bindings\n?fc ?rel ?node\nVALUES ?rel { om:addedTag om:removedTag "
            "om:addedGlossaryTerm om:removedGlossaryTerm }\n} LIMIT 1\n",
@@ -262,7 +262,7 @@ _USE_CHECK = {  # how a node is used as what the parameter names
 
 
 _HARD_DELETED = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
-                 "SELECT ?node WHERE {\n#@bindings\n?event om:affectsEntity ?node\n"
+                 "SELECT ?node WHERE {\n#@bindings\n?event om:affectsEntity|om:cascadesTo ?node\n"
                  "FILTER EXISTS { ?event om:lifecycleChange om:HardDeleted }\n} LIMIT 1\n")
 
 

@@ -307,19 +307,54 @@ def test_entity_state_rebuilds_list_fields_from_their_changes(state_store, param
 def test_deleted_entities_golden(store):
     rows = run_query(store, get_query("deleted-entities"), {})
     got = [(r["time"].value[:16], r["deletion"].value, r["entity_name"].value, r["user"].value,
-            r["restored_at"] and r["restored_at"].value[:16]) for r in rows.dicts()]
+            r["restored_at"] and r["restored_at"].value[:16], r["cascaded_from"] and r["cascaded_from"].value)
+           for r in rows.dicts()]
     assert got == [
-        ("2024-03-15T08:00", "SoftDeleted", LEGACY, "urn:li:corpuser:bob", None),
-        ("2024-03-15T08:30", "SoftDeleted", DREV, "urn:li:corpuser:carol", "2024-03-15T08:45"),
-        ("2024-03-20T00:05", "HardDeleted", LEGACY, "urn:li:corpuser:bob", None),
-        ("2026-09-01T14:10", "SoftDeleted", "mysql_prod.ecommerce.sales.orders_staging_tmp", "admin", "2026-09-03T09:00"),
-        ("2026-09-04T13:00", "SoftDeleted", "mysql_prod.ecommerce.sales.orders_staging_tmp", "admin", None),
-        ("2026-09-04T13:05", "HardDeleted", "mysql_prod.ecommerce.sales.orders_staging_tmp", "admin", None),
-        ("2026-09-08T10:00", "HardDeleted", "BusinessGlossary.LegacyKPI", "admin", None),
-        ("2026-09-08T11:00", "SoftDeleted", "mlflow_prod.churn_predictor", "david.kim", "2026-09-09T09:00"),
+        ("2024-03-15T08:00", "SoftDeleted", LEGACY, "urn:li:corpuser:bob", None, None),
+        ("2024-03-15T08:30", "SoftDeleted", DREV, "urn:li:corpuser:carol", "2024-03-15T08:45", None),
+        ("2024-03-20T00:05", "HardDeleted", LEGACY, "urn:li:corpuser:bob", None, None),
+        ("2026-09-01T14:10", "SoftDeleted", "mysql_prod.ecommerce.sales.orders_staging_tmp", "admin", "2026-09-03T09:00",
+         None),
+        ("2026-09-04T13:00", "SoftDeleted", "mysql_prod.ecommerce.sales.orders_staging_tmp", "admin", None, None),
+        ("2026-09-04T13:05", "HardDeleted", "mysql_prod.ecommerce.sales.orders_staging_tmp", "admin", None, None),
+        ("2026-09-08T10:00", "HardDeleted", "BusinessGlossary.LegacyKPI", "admin", None, None),
+        # ut5a #8: the child term the recursive delete took with it (it had only been listed in the event)
+        ("2026-09-08T10:00", "HardDeleted", "BusinessGlossary.LegacyKPI.OldMargin", "admin", None,
+         "BusinessGlossary.LegacyKPI"),
+        ("2026-09-08T11:00", "SoftDeleted", "mlflow_prod.churn_predictor", "david.kim", "2026-09-09T09:00", None),
     ]
     since = run_query(store, get_query("deleted-entities"), {"since": "2026-09-08"})
-    assert len(since.rows) == 2
+    assert len(since.rows) == 3
+    history = run_query(store, get_query("entity-history"), {"entity": "BusinessGlossary.LegacyKPI.OldMargin"}).dicts()
+    assert [(r["event_type"].value, r["lifecycle"].value) for r in history][-1] == ("EntityDeleted", "HardDeleted")
+
+
+def test_a_recursive_soft_delete_takes_the_children_and_their_root_brings_them_back(tmp_path):
+    """ut5a #8: a recursive delete listed only its root; the children it deleted were in the event's entity."""
+    t = 1_704_067_200_000
+    kids = [{"type": "glossaryTerm", "id": f"k-{i}", "fullyQualifiedName": f"G.Root.K{i}"} for i in (1, 2)]
+
+    def event(n, event_type, entity_id, fqn, ms, previous, current, **extra):
+        return {"id": f"c-{n}", "eventType": event_type, "entityType": "glossaryTerm", "entityId": entity_id,
+                "entityFullyQualifiedName": fqn, "userName": "admin", "timestamp": ms,
+                "previousVersion": previous, "currentVersion": current, **extra}
+
+    events = [event(1, "entityCreated", "root", "G.Root", t, 0.1, 0.1),
+              event(2, "entityCreated", "k-1", "G.Root.K1", t + 10, 0.1, 0.1),
+              event(3, "entitySoftDeleted", "root", "G.Root", t + 1000, 0.1, 0.2, recursive=True,
+                    entity={"id": "root", "children": kids}),
+              event(4, "entityRestored", "root", "G.Root", t + 2000, 0.2, 0.3),
+              event(5, "entityDeleted", "root", "G.Root", t + 3000, 0.3, 0.3, recursive=True,
+                    entity={"id": "root", "children": kids[:1]})]
+    store = _store_of(events, tmp_path)
+    rows = run_query(store, get_query("deleted-entities"), {}).dicts()
+    assert [(r["deletion"].value, r["entity_name"].value, r["restored_at"] is not None,
+             r["cascaded_from"] and r["cascaded_from"].value) for r in rows] == [
+        ("SoftDeleted", "G.Root", True, None), ("SoftDeleted", "G.Root.K1", True, "G.Root"),
+        ("SoftDeleted", "G.Root.K2", True, "G.Root"), ("HardDeleted", "G.Root", False, None),
+        ("HardDeleted", "G.Root.K1", False, "G.Root")]
+    history = run_query(store, get_query("entity-history"), {"entity": "G.Root.K1"}).dicts()
+    assert [r["event_type"].value for r in history] == ["EntityCreated", "EntitySoftDeleted", "EntityDeleted"]
 
 
 def _om_lifecycle(n: int, event_type: str, entity_id: str, ms: int, previous: float, current: float) -> dict:

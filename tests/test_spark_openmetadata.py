@@ -165,6 +165,22 @@ HOSTILE: list = [
     _with(CREATED, entity={"tags": _tags("x")}, changeDescription={"fieldsAdded": [{"name": "tags", "newValue": "[]"}]}),
     _with(CREATED, entity={"tags": [{"tagFQN": 1}]}, changeDescription={"fieldsAdded": [{"name": 2}]}),
     _with(BASE, entity={"tags": _tags("not.initial"), "owners": [{"name": "bob"}]}),
+    # a recursive delete's children (openmetadata._cascade)
+    _with(BASE, eventType="entityDeleted", recursive=True, entity={"children": [
+        {"type": "glossaryTerm", "id": "c-1", "fullyQualifiedName": "G.a.b"}, {"type": "glossaryTerm", "id": "c-2"},
+        5, None, {"type": "", "id": "x"}, {"id": "no-type"}, {"type": "team", "id": "c 3#", "fullyQualifiedName": "T"}]}),
+    _with(BASE, eventType="entitySoftDeleted", recursive=True, entity=json.dumps({"children": [{"type": "t", "id": "1"}]})),
+    _with(LEGACY, eventType="entityDeleted", recursive=True, entity={"children": [{"type": "t", "id": "1"}]}),
+    _with(BASE, eventType="entityDeleted", recursive=False, entity={"children": [{"type": "t", "id": "1"}]}),
+    _with(BASE, eventType="entityUpdated", recursive=True, entity={"children": [{"type": "t", "id": "1"}]}),
+    _with(BASE, eventType="entityDeleted", recursive=True, entity={"children": [{"type": 1, "id": "1"}]}),
+    _with(BASE, eventType="entityDeleted", recursive=True, entity={"children": [{"type": "t", "id": ["1"]}]}),
+    _with(BASE, eventType="entityDeleted", recursive=True, entity={"children": [{"type": "t", "id": "\x00"}]}),
+    _with(BASE, eventType="entityDeleted", recursive=True, entity={"children": [{"type": "t", "id": "1",
+                                                                                  "fullyQualifiedName": 2}]}),
+    _with(BASE, eventType="entityDeleted", recursive=True, entity={"children": {"type": "t", "id": "1"}}),
+    _with(BASE, eventType="entityDeleted", recursive=True, entity=[{"children": [{"type": "t", "id": "1"}]}]),
+    _with(BASE, eventType="entityDeleted", recursive="yes", entity={"children": [{"type": "t", "id": "1"}]}),
     # lineage
     LINEAGE, _with(LINEAGE, eventType="entityLineageDeleted"), _with(LINEAGE, entity=_DROP),
     _with(LINEAGE, entity=json.dumps(LINEAGE["entity"])), _with(LINEAGE, entity="null"), _with(LINEAGE, entity=[]),
