@@ -410,17 +410,24 @@ def test_deleted_entities_sees_restores_in_the_same_millisecond_and_re_creation(
     }
 
 
+UP_DOWN = {"up": "11111111-0000-0000-0000-000000000001", "down": "11111111-0000-0000-0000-000000000002"}
+
+
+def _up_to_down(t: int) -> dict:
+    """An OpenMetadata lineage event at ``t``: table s.d.x.up feeds s.d.x.down (ids UP_DOWN)."""
+    return {"id": "e-1", "eventType": "entityLineageAdded", "entityType": "lineage", "entityId": "l-1",
+            "entityFullyQualifiedName": "s.d.x.up--upstream-->s.d.x.down", "userName": "alice", "timestamp": t,
+            "entity": {"fromEntity": {"id": UP_DOWN["up"], "type": "table", "fullyQualifiedName": "s.d.x.up"},
+                       "toEntity": {"id": UP_DOWN["down"], "type": "table", "fullyQualifiedName": "s.d.x.down"}}}
+
+
 def test_impact_names_openmetadata_owners_as_users_do(tmp_path):
     """A user's test: OpenMetadata owners were shown as internal IRIs (…/id/om/user/bob.tanaka), while
     every other query names an OpenMetadata user by userName."""
-    t = 1_704_139_200_000
-    ref = {"up": "11111111-0000-0000-0000-000000000001", "down": "11111111-0000-0000-0000-000000000002"}
+    t, ref = 1_704_139_200_000, UP_DOWN
     owners = [{"id": "u1", "type": "user", "name": "bob.tanaka"}, {"id": "t1", "type": "team", "name": "Finance"}]
     events = [
-        {"id": "e-1", "eventType": "entityLineageAdded", "entityType": "lineage", "entityId": "l-1",
-         "entityFullyQualifiedName": "s.d.x.up--upstream-->s.d.x.down", "userName": "alice", "timestamp": t,
-         "entity": {"fromEntity": {"id": ref["up"], "type": "table", "fullyQualifiedName": "s.d.x.up"},
-                    "toEntity": {"id": ref["down"], "type": "table", "fullyQualifiedName": "s.d.x.down"}}},
+        _up_to_down(t),
         {"id": "e-2", "eventType": "entityUpdated", "entityType": "table", "entityId": ref["down"],
          "entityFullyQualifiedName": "s.d.x.down", "userName": "alice", "timestamp": t + 1000,
          "previousVersion": 0.1, "currentVersion": 0.2,
@@ -437,15 +444,11 @@ def test_impact_names_openmetadata_owners_as_users_do(tmp_path):
 def test_what_a_creation_set_counts_for_tags_owners_and_state(tmp_path):
     """ut5a #4: an entity created with tags and owners (OpenMetadata sends no change description with a
     creation) had no owners in impact, no tags in tag-changes and neither in entity-state."""
-    t = 1_704_139_200_000
-    ref = {"up": "11111111-0000-0000-0000-000000000001", "down": "11111111-0000-0000-0000-000000000002"}
+    t, ref = 1_704_139_200_000, UP_DOWN
     alice, finance = {"id": "u1", "type": "user", "name": "alice.wong"}, {"id": "t1", "type": "team", "name": "Finance"}
     pii = {"tagFQN": "PII.Sensitive", "source": "Classification"}
     events = [
-        {"id": "e-1", "eventType": "entityLineageAdded", "entityType": "lineage", "entityId": "l-1",
-         "entityFullyQualifiedName": "s.d.x.up--upstream-->s.d.x.down", "userName": "alice", "timestamp": t,
-         "entity": {"fromEntity": {"id": ref["up"], "type": "table", "fullyQualifiedName": "s.d.x.up"},
-                    "toEntity": {"id": ref["down"], "type": "table", "fullyQualifiedName": "s.d.x.down"}}},
+        _up_to_down(t),
         {"id": "e-2", "eventType": "entityCreated", "entityType": "table", "entityId": ref["down"],
          "entityFullyQualifiedName": "s.d.x.down", "userName": "ingestion-bot", "timestamp": t - 1000,
          "previousVersion": 0.1, "currentVersion": 0.1,
