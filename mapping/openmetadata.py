@@ -70,7 +70,8 @@ def map_openmetadata(obj: dict, *, legacy: bool = False) -> Graph:
         _versions(g, event, entity, current, previous, lifecycle=rule.get("lifecycle"))
     _field_changes(g, event, entity, obj, fqn=get(obj, "entityFullyQualifiedName", str))
     if rule.get("lifecycle") == "om-event:Created":
-        _initial_values(g, event, entity, state, fqn=get(obj, "entityFullyQualifiedName", str))
+        _initial_values(g, event, entity, state, get(obj, "changeDescription", dict),
+                        fqn=get(obj, "entityFullyQualifiedName", str))
     if rule.get("lifecycle") in CASCADING and get(obj, "recursive", bool):
         _cascade(g, event, state)
     return g
@@ -192,28 +193,52 @@ def _field_changes(g: Graph, event: NamedNode, entity: NamedNode, obj: dict, *, 
             _structured(g, event, entity, change, path, name, kind, old, new, fqn=fqn)
 
 
+#: what a creation sets besides column tags, in this order; then the column tags, level by level
+INITIAL_FIELDS = ("tags", "owners", "domains", "columns")
+#: levels of columns whose tags a creation sets: top-level columns and three levels of ``children``
+COLUMN_LEVELS = 4
+
+
+def _quoted(name: str) -> str:
+    return f'"{name}"' if "." in name else name
+
+
 def initial_fields(state: Any) -> list[tuple[str, str, list]]:
-    """(field name, path in the event, members) of what a creation set: the entity's tags and owners,
-    then each column's tags (named as OpenMetadata names their changes: ``columns.NAME.tags``, a
-    name with a dot in double quotes), each only when a non-empty list."""
+    """(field name, path in the event, value) of what a creation set: the entity's tags, owners,
+    domains and columns, then the tags of each column and nested column (``children``), level by
+    level, named as OpenMetadata names their changes (``columns.NAME.tags``, ``columns.A.B.tags``
+    for a nested one, a name with a dot in double quotes); each only when a non-empty list."""
     if not isinstance(state, dict):
         return []
-    fields = [(name, f"entity.{name}", state.get(name)) for name in ("tags", "owners")]
+    fields = [(name, f"entity.{name}", state.get(name)) for name in INITIAL_FIELDS]
     columns = state.get("columns")
-    for j, column in enumerate(columns if isinstance(columns, list) else []):
-        name = column.get("name") if isinstance(column, dict) else None
-        if isinstance(name, str) and name:
-            quoted = f'"{name}"' if "." in name else name
-            fields.append((f"columns.{quoted}.tags", f"entity.columns[{j}].tags", column.get("tags")))
+    level = [(f"entity.columns[{j}]", "", c) for j, c in enumerate(columns if isinstance(columns, list) else [])]
+    for _ in range(COLUMN_LEVELS):
+        below = []
+        for path, prefix, column in level:
+            name = column.get("name") if isinstance(column, dict) else None
+            if not isinstance(name, str) or not name:
+                continue
+            local = prefix + _quoted(name)
+            fields.append((f"columns.{local}.tags", f"{path}.tags", column.get("tags")))
+            children = column.get("children")
+            below += [(f"{path}.children[{k}]", local + ".", child)
+                      for k, child in enumerate(children if isinstance(children, list) else [])]
+        level = below
     return [(name, path, value) for name, path, value in fields if isinstance(value, list) and value]
 
 
-def _initial_values(g: Graph, event: NamedNode, entity: NamedNode, state: Any, *, fqn: str | None) -> None:
-    """An entityCreated event comes without a change description, yet its entity's tags, owners and
-    column tags were set by it: each non-empty list is a field change ``{event}/change/initial/{i}``
-    (listed as fieldsAdded) whose members were added, so that tag, owner and state queries see
-    what an entity was created with (docs/model.md, "Versions")."""
-    for i, (name, path, value) in enumerate(initial_fields(state)):
+def _initial_values(g: Graph, event: NamedNode, entity: NamedNode, state: Any, description: Any, *,
+                    fqn: str | None) -> None:
+    """An entityCreated event comes without a change description, yet its entity's tags, owners,
+    domains, columns and column tags were set by it: each non-empty list is a field change
+    ``{event}/change/initial/{i}`` (listed as fieldsAdded) whose members were added, so that tag,
+    owner and state queries see what an entity was created with (docs/model.md, "Field changes").
+    A field the event's own change description adds or updates is left to it (not counted twice)."""
+    described = {item.get("name") for key in ("fieldsAdded", "fieldsUpdated")
+                 for item in ((description or {}).get(key) or []) if isinstance(item, dict)}
+    fields = [f for f in initial_fields(state) if f[0] not in described]
+    for i, (name, path, value) in enumerate(fields):
         change = field_change(g, event, "initial", i, name, new=value)
         _structured(g, event, entity, change, path, name, "added", None, value, fqn=fqn, new_path=path)
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
+from changeprov.mapping.openmetadata import COLUMN_LEVELS, INITIAL_FIELDS
 from changeprov.mapping.terms import RFC3339_PATTERN
 from changeprov.mapping.vocab import expand, rules
 from changeprov.spark.checks import BOOL, INT, LIST, NUM, OBJ, STR, Checks, absent, at, reject
@@ -161,7 +162,7 @@ def _map(plan: Plan, *, legacy: bool) -> Family:
         ms=ms_dec.try_cast("long"), is_lineage=F.coalesce(r["pattern"].isin("lineage-add", "lineage-remove"),
                                                             F.lit(False)))
     state = F.when(k["entity"] == "string", parsed["v"]).otherwise(top["entity"])
-    changes = b("changes", _change_entries(cd, _initial_entries(state, r["lifecycle"] == "om-event:Created")))
+    changes = b("changes", _change_entries(cd, _initial_entries(state, r["lifecycle"] == "om-event:Created", cd)))
     plan.next()
     k_state = b("k_state", kind_of(d["state"]))
     recursive = (k["recursive"] == "boolean") & F.try_variant_get(top["recursive"], "$", "boolean")
@@ -449,32 +450,47 @@ def _change_entries(cd: Column, initial: Column) -> Column:
                   f=lambda c: struct_of(c["it"], ("name", "oldValue", "newValue")))
 
 
-def _initial_entries(state: Column, created: Column) -> Column:
-    """openmetadata.initial_fields: for a creation, the entity's tags and owners, then each named
-    column's tags, those that are non-empty lists, as entries of kind ``initial`` whose ``key`` is
-    their path in the event and whose item is ``{"name": field name, "newValue": the list}``."""
+_CANDIDATE = "struct<name:string,path:string,value:variant>"
+_LEVEL = "struct<path:string,prefix:string,c:variant>"
+
+
+def _initial_entries(state: Column, created: Column, cd: Column) -> Column:
+    """openmetadata.initial_fields / _initial_values: for a creation, the entity's tags, owners,
+    domains and columns, then the tags of each column and nested column, level by level, those that
+    are non-empty lists and not added or updated by the event's own change description, as entries of
+    kind ``initial`` whose ``key`` is their path in the event and whose item is ``{"name": field
+    name, "newValue": the list}``."""
     empty = F.array().cast(f"array<{ENTRY}>")
-    top = struct_of(state, ("tags", "owners", "columns"))
+    top = struct_of(state, INITIAL_FIELDS)
 
     def candidate(name: Column, path: Column, value: Column) -> Column:
         return F.struct(name.alias("name"), path.alias("path"), value.alias("value"))
 
-    def column(c: Column, j: Column) -> Column:
-        return let({"f": struct_of(c, ("name", "tags"))}, lambda b: let(
-            {"name": string_of(b["f"]["name"], kind_of(b["f"]["name"])), "tags": b["f"]["tags"]},
-            lambda n: F.when(truthy(n["name"]), candidate(
-                F.concat(F.lit("columns."), F.when(F.contains(n["name"], F.lit(".")),
-                                                    F.concat(F.lit('"'), n["name"], F.lit('"'))).otherwise(n["name"]),
-                         F.lit(".tags")),
-                F.concat(F.lit("entity.columns["), j.cast("string"), F.lit("].tags")), n["tags"]))))
+    def named(x: Column) -> Column:  # a level's element with its name, local name and tags read once
+        return let({"f": struct_of(x["c"], ("name", "tags", "children"))}, lambda b: let(
+            {"name": string_of(b["f"]["name"], kind_of(b["f"]["name"]))}, lambda n: F.struct(
+                x["path"].alias("path"), truthy(n["name"]).alias("on"), b["f"]["tags"].alias("tags"),
+                b["f"]["children"].alias("children"),
+                F.concat(x["prefix"], F.when(F.contains(n["name"], F.lit(".")), F.concat(
+                    F.lit('"'), n["name"], F.lit('"'))).otherwise(n["name"])).alias("local"))))
 
-    candidates = F.concat(
-        F.array(candidate(F.lit("tags"), F.lit("entity.tags"), top["tags"]),
-                candidate(F.lit("owners"), F.lit("entity.owners"), top["owners"])),
-        F.coalesce(F.transform(items(top["columns"]), column), F.array().cast(
-            "array<struct<name:string,path:string,value:variant>>")))
-    lists = F.filter(candidates, lambda c: c.isNotNull() & (kind_of(c["value"]) == "array")
-                     & (F.size(items(c["value"])) > 0))
+    level = F.coalesce(F.transform(items(top["columns"]), lambda c, j: F.struct(
+        F.concat(F.lit("entity.columns["), j.cast("string"), F.lit("]")).alias("path"), F.lit("").alias("prefix"),
+        c.alias("c"))), F.array().cast(f"array<{_LEVEL}>"))
+    parts = [F.array(*[candidate(F.lit(f), F.lit(f"entity.{f}"), top[f]) for f in INITIAL_FIELDS])]
+    for depth in range(COLUMN_LEVELS):
+        on = F.filter(F.transform(level, named), lambda x: x["on"])
+        parts.append(F.transform(on, lambda x: candidate(
+            F.concat(F.lit("columns."), x["local"], F.lit(".tags")), F.concat(x["path"], F.lit(".tags")), x["tags"])))
+        if depth + 1 < COLUMN_LEVELS:
+            level = F.flatten(F.transform(on, lambda x: F.coalesce(F.transform(items(x["children"]), lambda c, k: F.struct(
+                F.concat(x["path"], F.lit(".children["), k.cast("string"), F.lit("]")).alias("path"),
+                F.concat(x["local"], F.lit(".")).alias("prefix"), c.alias("c"))), F.array().cast(f"array<{_LEVEL}>"))))
+    described = F.filter(F.concat(*[F.coalesce(F.transform(items(cd[key]), lambda x: let(
+        {"n": struct_of(x, ("name",))["name"]}, lambda b: string_of(b["n"], kind_of(b["n"])))),
+        F.array().cast("array<string>")) for key in ("fieldsAdded", "fieldsUpdated")]), lambda n: n.isNotNull())
+    lists = F.filter(F.concat(*parts), lambda c: (kind_of(c["value"]) == "array") & (F.size(items(c["value"])) > 0)
+                     & ~F.array_contains(described, c["name"]))
     entries = F.transform(lists, lambda c, i: F.struct(
         F.lit("initial").alias("k"), c["path"].alias("key"), i.alias("i"),
         F.to_variant_object(F.struct(c["name"].alias("name"), c["value"].alias("newValue"))).alias("it")))

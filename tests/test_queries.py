@@ -142,7 +142,7 @@ def test_entity_history_golden(store):
             r["previous_version"] and r["previous_version"].value, r["current_version"] and r["current_version"].value,
             r["fields_changed"] and r["fields_changed"].value) for r in rows.dicts()]
     assert got == [
-        ("2026-09-01T08:00", "EntityCreated", "ingestion-bot", "0.1", "0.1", None),
+        ("2026-09-01T08:00", "EntityCreated", "ingestion-bot", "0.1", "0.1", "+columns, +domains"),  # created with
         ("2026-09-01T10:15", "EntityUpdated", "alice.wong", "0.1", "0.2", "+description"),
         ("2026-09-01T10:40", "EntityUpdated", "alice.wong", "0.2", "0.3", "+owners, +tags"),
         ("2026-09-02T09:00", "EntityUpdated", "alice.wong", "0.3", "0.4",
@@ -172,23 +172,29 @@ def test_tag_changes_golden_datahub_and_openmetadata(store):
 def test_entity_state_golden(store):
     q = get_query("entity-state")
     v2 = run_query(store, q, {"entity": OM_ORDERS, "version": "0.2"})
-    assert texts(v2) and [r["field"].value for r in v2.dicts()] == ["description"]
-    assert v2.dicts()[0]["value"].value.startswith("One row per customer order")
+    created = ["created_at", "customer_email", "customer_id", "legacy_coupon_code", "order_id", "order_status",
+               "order_total"]  # the columns the table was created with (ut6a #3)
+    assert texts(v2) and [r["field"].value for r in v2.dicts()] == ["columns"] * 7 + ["description", "domains"]
+    assert [r["value"].value for r in v2.dicts()][:7] == [f"{OM_ORDERS}.{c}" for c in created]
+    assert v2.dicts()[7]["value"].value.startswith("One row per customer order")
     v3 = run_query(store, q, {"entity": OM_ORDERS, "version": "0.3"})
-    assert [r["field"].value for r in v3.dicts()] == ["description", "owners", "tags"]
+    assert [r["field"].value for r in v3.dicts()][7:] == ["description", "domains", "owners", "tags"]
     latest = run_query(store, q, {"entity": OM_ORDERS})
     # list fields by member: the column added in 0.5 is still there (1.5 deleted another one, which
     # no change had added); followers (no member triples) show their last change, a deletion: absent
+    # the columns it was created with, the one added in 0.5, not the one 1.5 dropped
     assert [(r["field"].value, r["value"].value) for r in latest.dicts()
             if r["field"].value in ("columns", "owners", "tags")] == [
-        ("columns", "mysql_prod.ecommerce.sales.orders.loyalty_tier"), ("owners", "team:DataPlatform"),
-        ("tags", "Tier.Tier1")]
-    assert [r["field"].value for r in latest.dicts()] == [
-        "columns", "columns.customer_email.tags", "columns.order_total.description", "description", "owners", "tags"]
+        ("columns", f"{OM_ORDERS}.{c}") for c in sorted(set(created) - {"legacy_coupon_code"} | {"loyalty_tier"})] + [
+        ("owners", "team:DataPlatform"), ("tags", "Tier.Tier1")]
+    assert sorted({r["field"].value for r in latest.dicts()}) == [
+        "columns", "columns.customer_email.tags", "columns.order_total.description", "description", "domains", "owners",
+        "tags"]
     by_time = run_query(store, q, {"entity": OM_ORDERS, "as_of": "2026-09-05"})
-    assert [r["field"].value for r in by_time.dicts()] == [
-        "columns", "columns.customer_email.tags", "columns.order_total.description", "description", "followers",
-        "owners", "tags"]
+    assert sorted({r["field"].value for r in by_time.dicts()}) == [
+        "columns", "columns.customer_email.tags", "columns.order_total.description", "description", "domains",
+        "followers", "owners", "tags"]
+    assert len([r for r in by_time.dicts() if r["field"].value == "columns"]) == 8
 
 
 @pytest.mark.parametrize("as_of, expected", [
@@ -225,7 +231,9 @@ def test_tags_and_owners_a_corpus_entity_was_created_with(store):
         ("added", "looker_prod.revenue_overview", "tags"), ("removed", "looker_prod.revenue_overview", "tags")]
     q = get_query("entity-state")
     first = run_query(store, q, {"entity": "looker_prod.revenue_overview", "version": "0.1"}).dicts()
-    assert [(r["field"].value, r["value"].value) for r in first] == [("tags", "Tier.Tier2")]
+    assert [(r["field"].value, r["value"].value) for r in first if r["field"].value != "domains"] == [
+        ("tags", "Tier.Tier2")]
+    assert [json.loads(r["value"].value)[0]["name"] for r in first if r["field"].value == "domains"] == ["Sales"]
     term = run_query(store, q, {"entity": "BusinessGlossary.Revenue", "version": "0.1"}).dicts()
     assert [(r["field"].value, r["value"].value) for r in term] == [("owners", "alice.wong")]
 
@@ -454,7 +462,8 @@ def test_what_a_creation_set_counts_for_tags_owners_and_state(tmp_path):
          "previousVersion": 0.1, "currentVersion": 0.1,
          "entity": json.dumps({"id": ref["down"], "name": "down", "owners": [alice, finance],
                                "tags": [{"tagFQN": "Tier.Tier1", "source": "Classification"}],
-                               "columns": [{"name": "email", "tags": [pii]}, {"name": "id", "tags": []}]})},
+                               "columns": [{"name": "email", "tags": [pii]}, {"name": "id", "tags": []},
+                                           {"name": "address", "children": [{"name": "street", "tags": [pii]}]}]})},
         {"id": "e-3", "eventType": "entityUpdated", "entityType": "table", "entityId": ref["down"],
          "entityFullyQualifiedName": "s.d.x.down", "userName": "bob", "timestamp": t + 60_000,
          "previousVersion": 0.1, "currentVersion": 0.2,
@@ -464,6 +473,7 @@ def test_what_a_creation_set_counts_for_tags_owners_and_state(tmp_path):
     store = _store_of(events, tmp_path)
     tags = run_query(store, get_query("tag-changes"), {"tag": "PII.Sensitive"}).dicts()
     assert [(r["action"].value, r["entity_name"].value, r["field"].value, r["user"].value) for r in tags] == [
+        ("added", "s.d.x.down", "columns.address.street.tags", "ingestion-bot"),  # a nested column (ut6a #1)
         ("added", "s.d.x.down", "columns.email.tags", "ingestion-bot")]
     impact = {as_of: [(r["asset_name"].value, r["owners"].value)
                       for r in run_query(store, get_query("impact"), {"entity": "s.d.x.up", "as_of": as_of}).dicts()]
@@ -472,8 +482,20 @@ def test_what_a_creation_set_counts_for_tags_owners_and_state(tmp_path):
                       str(t + 120_000): [("s.d.x.down", "team:Finance")]}
     state = run_query(store, get_query("entity-state"), {"entity": "s.d.x.down", "version": "0.1"}).dicts()
     assert [(r["field"].value, r["value"].value) for r in state] == [
-        ("columns.email.tags", "PII.Sensitive"), ("owners", "alice.wong"), ("owners", "team:Finance"),
-        ("tags", "Tier.Tier1")]
+        ("columns", "s.d.x.down.address"), ("columns", "s.d.x.down.email"), ("columns", "s.d.x.down.id"),
+        ("columns.address.street.tags", "PII.Sensitive"), ("columns.email.tags", "PII.Sensitive"),
+        ("owners", "alice.wong"), ("owners", "team:Finance"), ("tags", "Tier.Tier1")]
+    # an entityCreated that carries a change description of its own (a replay, another server version)
+    # counts a field once: the description's (ut6a #6)
+    from changeprov.mapping.mapper import map_line
+
+    created = dict(events[1], changeDescription={"fieldsAdded": [{"name": "tags", "newValue": "[]"}]})
+    fields = {str(t.object) for t in map_line(json.dumps(created).encode()).triples
+              if t.predicate.value.endswith("/fieldName")}
+    assert fields == {'"tags"', '"owners"', '"columns"', '"columns.email.tags"', '"columns.address.street.tags"'}
+    names = [str(t.subject) for t in map_line(json.dumps(created).encode()).triples
+             if t.predicate.value.endswith("/fieldName") and str(t.object) == '"tags"']
+    assert len(names) == 1 and "/change/added/0" in names[0]
     latest = run_query(store, get_query("entity-state"), {"entity": "s.d.x.down"}).dicts()
     assert [r["value"].value for r in latest if r["field"].value == "owners"] == ["team:Finance"]
 
@@ -510,7 +532,7 @@ def test_who_changed_and_changes_by_user(store):
     rows = run_query(store, get_query("who-changed"), {"entity": OM_ORDERS, "field": "tags"})
     assert [(r["user"].value, r["field_name"].value) for r in rows.dicts()] == [
         ("alice.wong", "tags"), ("alice.wong", "columns.customer_email.tags")]
-    assert len(run_query(store, get_query("who-changed"), {"entity": OM_ORDERS}).rows) == 9
+    assert len(run_query(store, get_query("who-changed"), {"entity": OM_ORDERS}).rows) == 11  # 2 at creation
     q = get_query("changes-by-user")
     dh = run_query(store, q, {"user": "urn:li:corpuser:dave"})
     assert dh.rows and all(r["time"].value.startswith("2026-05-12") for r in dh.dicts())

@@ -165,6 +165,24 @@ HOSTILE: list = [
     _with(CREATED, entity={"tags": _tags("x")}, changeDescription={"fieldsAdded": [{"name": "tags", "newValue": "[]"}]}),
     _with(CREATED, entity={"tags": [{"tagFQN": 1}]}, changeDescription={"fieldsAdded": [{"name": 2}]}),
     _with(BASE, entity={"tags": _tags("not.initial"), "owners": [{"name": "bob"}]}),
+    _with(CREATED, entityFullyQualifiedName="s.d.t", entity={
+        "domains": [{"type": "domain", "name": "Sales"}], "columns": [
+            {"name": "address", "fullyQualifiedName": "s.d.t.address", "tags": _tags("T.a"), "children": [
+                {"name": "street", "tags": _tags("PII.Sensitive"), "children": [
+                    {"name": "line.1", "tags": _tags("L3"), "children": [
+                        {"name": "x", "tags": _tags("L4"), "children": [{"name": "y", "tags": _tags("L5")}]}]}]},
+                {"name": "", "tags": _tags("no.name"), "children": [{"name": "z", "tags": _tags("under.no.name")}]},
+                5, {"name": "zip", "children": "none"}]},
+            {"name": "id"}, {"fullyQualifiedName": "s.d.t.nameless"}, {"name": "n", "children": [{"name": "m", "tags": _tags("N.M")}]}]}),
+    _with(CREATED, entity={"columns": [{"name": "c", "children": [{"name": "d", "tags": [{"tagFQN": 7}]}]}]}),
+    _with(CREATED, entity={"columns": [{"name": "c", "dataType": "INT"}]}, entityFullyQualifiedName=None),
+    _with(CREATED, entity={"columns": [{"fullyQualifiedName": 3}]}),
+    _with(CREATED, entity={"domains": "Sales", "columns": []}),
+    _with(CREATED, entity={"tags": _tags("x"), "owners": [{"name": "o"}]},
+          changeDescription={"fieldsAdded": [{"name": "tags", "newValue": _tags("x")}], "fieldsUpdated": [
+              {"name": "columns.c.tags", "oldValue": "[]", "newValue": "[]"}]}),
+    _with(CREATED, entity={"columns": [{"name": "c", "tags": _tags("y")}]},
+          changeDescription={"fieldsUpdated": [{"name": "columns.c.tags", "oldValue": "[]", "newValue": "[]"}]}),
     # a recursive delete's children (openmetadata._cascade)
     _with(BASE, eventType="entityDeleted", recursive=True, entity={"children": [
         {"type": "glossaryTerm", "id": "c-1", "fullyQualifiedName": "G.a.b"}, {"type": "glossaryTerm", "id": "c-2"},
