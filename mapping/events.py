@@ -10,7 +10,9 @@ from changeprov.mapping.emit import Graph, datetime_literal
 from changeprov.mapping.vocab import om, term
 
 # "initial": what an OpenMetadata creation set (openmetadata._initial_values), listed as added
-FIELD_KINDS = {"added": "fieldsAdded", "updated": "fieldsUpdated", "deleted": "fieldsDeleted", "initial": "fieldsAdded"}
+# "dropped": the tags a dropped column took with it (openmetadata._dropped_column_tags), listed as deleted
+FIELD_KINDS = {"added": "fieldsAdded", "updated": "fieldsUpdated", "deleted": "fieldsDeleted", "initial": "fieldsAdded",
+               "dropped": "fieldsDeleted"}
 _UNSET = object()
 
 
@@ -31,7 +33,7 @@ def event_node(g: Graph, event: NamedNode, *, event_type: str, ms: int, entity: 
     return event
 
 
-def field_change(g: Graph, event: NamedNode, kind: str, index: int, name: str, *,
+def field_change(g: Graph, event: NamedNode, kind: str, index: int | str, name: str, *,
                  old: Any = _UNSET, new: Any = _UNSET) -> NamedNode:
     """``{event}/change/{kind}/{index}``, linked through the event's change description."""
     description = NamedNode(event.value + "/changes")

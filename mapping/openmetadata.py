@@ -283,6 +283,44 @@ def _structured(g: Graph, event: NamedNode, entity: NamedNode, change: NamedNode
         for k in sorted(old_nodes.keys() & new_nodes.keys()):
             if before[k][0] != after[k][0]:
                 g.add(change, om("changedSchemaField"), new_nodes[k])
+        _dropped_column_tags(g, event, change, f"{path}.oldValue", old, set(old_nodes) - set(new_nodes), fqn=fqn)
+
+
+def _dropped_column_tags(g: Graph, event: NamedNode, change: NamedNode, path: str, old: Any, dropped: set[str], *,
+                         fqn: str | None) -> None:
+    """A dropped column's tags go with it: for each dropped column (the last element with its key)
+    that has a name and tags, a field change ``columns.NAME.tags`` listed as fieldsDeleted
+    (``{change}`` kind and index, then the column's index: ``{event}/change/dropped/{kind}-{i}-{j}``)
+    removes them, so that no state or tag query keeps PII on a column that no longer exists."""
+    items = [old] if isinstance(old, dict) else old if isinstance(old, list) else []
+    last = {}
+    for j, item in enumerate(items):
+        key = _column_key(item, fqn)
+        if key in dropped:
+            last[key] = j
+    source = change.value.rsplit("/change/", 1)[1].replace("/", "-")
+    for j in sorted(last.values()):
+        column = items[j]
+        name, tags = column.get("name"), column.get("tags")
+        if not isinstance(name, str) or not name or not isinstance(tags, list) or not tags:
+            continue
+        dropped_change = field_change(g, event, "dropped", f"{source}-{j}", f"columns.{_quoted(name)}.tags", old=tags)
+        members = _members(g, "tags", f"{path}[{j}].tags", tags, fqn)
+        for cls, removed in (("Tag", "om-event:removedTag"), ("GlossaryTerm", "om-event:removedGlossaryTerm")):
+            member_changes(g, dropped_change, old={k: n for k, (c, n) in members.items() if c == cls}, new={},
+                           added="", removed=removed)
+
+
+def _column_key(item: Any, fqn: str | None) -> str | None:
+    """The key _members gives a column element (its FQN), or None."""
+    if not isinstance(item, dict):
+        return None
+    col_fqn, col_name = item.get("fullyQualifiedName"), item.get("name")
+    if isinstance(col_fqn, str) and col_fqn:
+        return col_fqn
+    if isinstance(col_name, str) and col_name and fqn:
+        return f"{fqn}.{col_name}"
+    return None
 
 
 def _members(g: Graph, handler: str, path: str, value: Any, fqn: str | None) -> dict[str, tuple[Any, NamedNode]]:

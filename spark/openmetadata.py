@@ -519,7 +519,9 @@ def _change_values(changes: Column) -> Column:
                   handler=lambda c: F.try_element_at(table(_HANDLERS), F.substring_index(c["name"], ".", -1)))
 
 
-MEMBER_FIELDS = ("tagFQN", "source", "name", "type", "fullyQualifiedName")
+MEMBER_FIELDS = ("tagFQN", "source", "name", "type", "fullyQualifiedName", "tags")
+_MEMBER = ("struct<side:string,i:int,obj:boolean,f:struct<" + ",".join(f"{n}:variant" for n in MEMBER_FIELDS)
+           + ">,json:string>")
 
 
 def _change_members(changes: Column, fqn: Column) -> Column:
@@ -535,8 +537,7 @@ def _change_members(changes: Column, fqn: Column) -> Column:
                 F.lit(side).alias("side"), i.alias("i"), (kind_of(x) == "object").alias("obj"),
                 struct_of(x, MEMBER_FIELDS).alias("f"), F.when(c["handler"] == "columns", F.to_json(x)).alias("json")))
 
-        empty = F.array().cast("array<struct<side:string,i:int,obj:boolean,f:struct<"
-                               + ",".join(f"{n}:variant" for n in MEMBER_FIELDS) + ">,json:string>>")
+        empty = F.array().cast(f"array<{_MEMBER}>")
         return F.when(c["handler"].isin("tags", "owners", "columns"), F.concat(
             F.coalesce(F.when(~c["k"].isin("added", "initial"), tagged("old", c["old"], c["k_old"])), empty),
             F.coalesce(F.when(c["k"] != "deleted", tagged("new", c["new"], c["k_new"])), empty)))
@@ -544,7 +545,25 @@ def _change_members(changes: Column, fqn: Column) -> Column:
     with_sides = extend(changes, members=sides, run=lambda c: F.when(
         (c["handler"] == "pipeline-status") & (c["k_new"] == "object"), _run_fields(c["new"])))
     with_members = F.transform(with_sides, lambda c: c.withField("members", _members(c["handler"], c["members"], fqn)))
-    return extend(with_members, win=lambda c: _winners(c["members"]))
+    return extend(extend(with_members, win=lambda c: _winners(c["members"])), dropped=lambda c: _dropped(c, fqn))
+
+
+def _dropped(c: Column, fqn: Column) -> Column:
+    """openmetadata._dropped_column_tags: the old columns (winners) not among the new ones, with a name
+    and tags: struct<j (index in the old value), name, tags, members (of the tags), win>."""
+    gone = F.filter(c["win"], lambda m: (m["side"] == "old") & ~F.exists(
+        c["win"], lambda o: (o["side"] == "new") & (o["key"] == m["key"])) & truthy(m["name"])
+        & (m["k_tags"] == "array") & (F.size(items(m["tags"])) > 0))
+
+    def tags(m: Column) -> Column:
+        elements = F.transform(items(m["tags"]), lambda x, t: F.struct(
+            F.lit("old").alias("side"), t.alias("i"), (kind_of(x) == "object").alias("obj"),
+            struct_of(x, MEMBER_FIELDS).alias("f"), F.lit(None).cast("string").alias("json")))
+        return let({"ms": _members(F.lit("tags"), elements, fqn)}, lambda b: F.struct(
+            m["i"].alias("j"), m["name"].alias("name"), m["tags"].alias("tags"), b["ms"].alias("members"),
+            _winners(b["ms"]).alias("win")))
+
+    return F.when(c["handler"] == "columns", F.transform(gone, tags))
 
 
 def _members(handler: Column, members: Column, fqn: Column) -> Column:
@@ -580,7 +599,8 @@ def _winners(members: Column) -> Column:
         F.slice(c["m"], i + 2, F.greatest(F.size(c["m"]), F.lit(1))),
         lambda o: o["on"] & (o["side"] == m["side"]) & (o["key"] == m["key"]))), lambda m: F.struct(
         m["side"].alias("side"), m["key"].alias("key"), m["cls"].alias("cls"), m["node"].alias("node"),
-        m["json"].alias("json"))))
+        m["json"].alias("json"), m["i"].alias("i"), m["s_name"].alias("name"), m["f"]["tags"].alias("tags"),
+        m["k_tags"].alias("k_tags"))))
 
 
 def _keyed(key: str):
@@ -597,6 +617,8 @@ def _change_error(c: Column) -> Column:
     with ck.guard(c["run"].isNotNull()):
         _run_checks(ck, c["run"], at(path, ".newValue"))
     ck.error(first_error(F.transform(c["members"], lambda m: _member_error(c["handler"], m, path, initial))))
+    ck.error(first_error(F.transform(c["dropped"], lambda d: first_error(F.transform(d["members"], lambda m: _member_error(
+        F.lit("tags"), m, F.concat(path, F.lit(".oldValue["), d["j"].cast("string"), F.lit("].tags")), F.lit(True)))))))
     return ck.column()
 
 
@@ -627,22 +649,36 @@ def _change_triples(c: Column, event: Column, entity: Column) -> Column:
     base = F.array(*field_change_triples(event, c["k"], c["name"], index=c["i"],
                                          old=value_literal(c["old"], c["k_old"]),
                                          new=value_literal(c["new"], c["k_new"])))
-    members = F.transform(c["members"], lambda m: F.when(m["on"], F.array(
-        triple(iri(m["node"]), RDF_TYPE(), F.when(c["handler"] == "owners", prov("Agent"))
-               .otherwise(om("MetadataEntity"))),
-        F.when(c["handler"] == "tags", triple(iri(m["node"]), RDF_TYPE(), om_term(m["cls"])))
-        .when(c["handler"] == "columns", triple(iri(m["node"]), RDF_TYPE(), om("Column")))
-        .when(m["team"], triple(iri(m["node"]), RDF_TYPE(), prov("Organization"))),
-        F.when(c["handler"] != "owners", triple(iri(m["node"]), om("fullyQualifiedName"), literal(
-            F.when(c["handler"] == "tags", m["s_tagFQN"]).otherwise(m["col_fqn"])))))))
+    members = F.transform(c["members"], lambda m: _member_node_triples(c["handler"], m))
 
     def diffs(w):
         old = F.filter(w["w"], lambda m: m["side"] == "old")
         new = F.filter(w["w"], lambda m: m["side"] == "new")
         return let({"old": old, "new": new}, lambda s: _member_changes(c["handler"], change, s["old"], s["new"]))
 
+    def dropped(d: Column) -> Column:  # openmetadata._dropped_column_tags
+        index = F.concat(c["k"], F.lit("-"), c["i"].cast("string"), F.lit("-"), d["j"].cast("string"))
+        name = F.concat(F.lit("columns."), F.when(F.contains(d["name"], F.lit(".")), F.concat(
+            F.lit('"'), d["name"], F.lit('"'))).otherwise(d["name"]), F.lit(".tags"))
+        return cat(F.array(*field_change_triples(event, "dropped", name, index=index,
+                                                 old=value_literal(d["tags"], F.lit("array")))),
+                   flat(F.transform(d["members"], lambda m: _member_node_triples(F.lit("tags"), m))),
+                   _member_changes(F.lit("tags"), iri(change_node(event, "dropped", index)), d["win"],
+                                   F.filter(d["win"], lambda m: F.lit(False))))
+
     run = F.when(c["run"].isNotNull(), _run_triples(c["run"], entity))
-    return cat(base, flat(members), let({"w": c["win"]}, diffs), run)
+    return cat(base, flat(members), let({"w": c["win"]}, diffs), run, flat(F.transform(c["dropped"], dropped)))
+
+
+def _member_node_triples(handler: Column, m: Column) -> Column:
+    """Graph.entity / Graph.agent of a member's node."""
+    return F.when(m["on"], F.array(
+        triple(iri(m["node"]), RDF_TYPE(), F.when(handler == "owners", prov("Agent")).otherwise(om("MetadataEntity"))),
+        F.when(handler == "tags", triple(iri(m["node"]), RDF_TYPE(), om_term(m["cls"])))
+        .when(handler == "columns", triple(iri(m["node"]), RDF_TYPE(), om("Column")))
+        .when(m["team"], triple(iri(m["node"]), RDF_TYPE(), prov("Organization"))),
+        F.when(handler != "owners", triple(iri(m["node"]), om("fullyQualifiedName"), literal(
+            F.when(handler == "tags", m["s_tagFQN"]).otherwise(m["col_fqn"]))))))
 
 
 _ADDED = {"tags": "<" + expand("om-event:addedTag") + ">", "owners": "<" + expand("om-event:addedOwner") + ">",

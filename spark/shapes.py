@@ -13,7 +13,7 @@ from changeprov.mapping.vocab import expand
 from changeprov.spark.sqlterms import datetime_literal, iri, let, literal, minted, table, term, triple
 
 FIELD_LISTS = {"added": "fieldsAdded", "updated": "fieldsUpdated", "deleted": "fieldsDeleted"}
-FIELD_KINDS = {**FIELD_LISTS, "initial": "fieldsAdded"}  # mapping.events.FIELD_KINDS
+FIELD_KINDS = {**FIELD_LISTS, "initial": "fieldsAdded", "dropped": "fieldsDeleted"}  # mapping.events.FIELD_KINDS
 
 
 def RDF_TYPE() -> Column:  # noqa: N802 - a constant, built when a session is active

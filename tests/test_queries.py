@@ -500,6 +500,32 @@ def test_what_a_creation_set_counts_for_tags_owners_and_state(tmp_path):
     assert [r["value"].value for r in latest if r["field"].value == "owners"] == ["team:Finance"]
 
 
+def test_a_dropped_column_takes_its_tags_with_it(tmp_path):
+    """ut6a #2: a column created with PII.Sensitive and later dropped kept PII in the table's state for
+    good, and no query ever showed the tag removed ("does this table still hold PII?" answered yes)."""
+    t = 1_704_139_200_000
+    email = {"name": "email", "fullyQualifiedName": "s.d.x.t.email", "tags": [{"tagFQN": "PII.Sensitive"}]}
+    events = [
+        {"id": "d-1", "eventType": "entityCreated", "entityType": "table", "entityId": "t-1",
+         "entityFullyQualifiedName": "s.d.x.t", "userName": "ingestion-bot", "timestamp": t,
+         "previousVersion": 0.1, "currentVersion": 0.1,
+         "entity": {"id": "t-1", "columns": [{"name": "id", "fullyQualifiedName": "s.d.x.t.id"}, email]}},
+        {"id": "d-2", "eventType": "entityUpdated", "entityType": "table", "entityId": "t-1",
+         "entityFullyQualifiedName": "s.d.x.t", "userName": "bob", "timestamp": t + 60_000,
+         "previousVersion": 0.1, "currentVersion": 1.1,
+         "changeDescription": {"fieldsAdded": [], "fieldsUpdated": [], "previousVersion": 0.1,
+                               "fieldsDeleted": [{"name": "columns", "oldValue": json.dumps([email])}]}},
+    ]
+    store = _store_of(events, tmp_path)
+    state = {v: [(r["field"].value, r["value"].value) for r in run_query(
+        store, get_query("entity-state"), {"entity": "s.d.x.t", "version": v}).dicts()] for v in ("0.1", "1.1")}
+    assert state == {"0.1": [("columns", "s.d.x.t.email"), ("columns", "s.d.x.t.id"), ("columns.email.tags", "PII.Sensitive")],
+                     "1.1": [("columns", "s.d.x.t.id")]}
+    tags = run_query(store, get_query("tag-changes"), {"tag": "PII.Sensitive"}).dicts()
+    assert [(r["action"].value, r["field"].value, r["user"].value) for r in tags] == [
+        ("added", "columns.email.tags", "ingestion-bot"), ("removed", "columns.email.tags", "bob")]
+
+
 def test_an_fqn_dropped_and_re_created_names_the_entity_not_deleted_with_a_note(tmp_path, capsys):
     """A user's test: a table hard-deleted and re-created (a new id, the same FQN) could no longer be
     queried by its FQN at all ("ambiguous" in every query)."""

@@ -133,6 +133,23 @@ HOSTILE: list = [
     _changes({"name": "columns", "oldValue": json.dumps([{"name": "a", "dataType": "INT"}, {"name": "b"}]),
               "newValue": json.dumps([{"name": "a", "dataType": "BIGINT"}, {"fullyQualifiedName": "z.c"}])}),
     _changes({"name": "columns", "newValue": [{"name": "a"}]}, entityFullyQualifiedName=None),
+    # a dropped column's tags go with it (openmetadata._dropped_column_tags)
+    _with(BASE, changeDescription={"fieldsDeleted": [{"name": "columns", "oldValue": json.dumps([
+        {"name": "email", "tags": _tags("PII.Sensitive") + _tags("G.Email", source="Glossary")},
+        {"name": "a.b", "fullyQualifiedName": "svc.db.sch.orders.\"a.b\"", "tags": _tags("x")},
+        {"name": "plain", "tags": []}, {"name": "email", "tags": _tags("Last.Wins")}, 5, {"tags": _tags("nameless")}])}]}),
+    _changes({"name": "columns", "oldValue": json.dumps([{"name": "keep", "tags": _tags("K")},
+                                                          {"name": "gone", "tags": _tags("G")}]),
+              "newValue": json.dumps([{"name": "keep", "tags": _tags("K2")}])}),
+    _with(BASE, changeDescription={"fieldsDeleted": [{"name": "columns", "oldValue": [{"name": "c", "tags": [
+        {"tagFQN": 3}]}]}]}),
+    _with(BASE, changeDescription={"fieldsDeleted": [{"name": "columns", "oldValue": [{"name": "c", "tags": [
+        {"tagFQN": "a\tb"}]}]}]}),
+    _with(BASE, changeDescription={"fieldsDeleted": [{"name": "columns", "oldValue": [{"name": "c", "tags": "PII"}]}],
+                                   "fieldsUpdated": [{"name": "columns", "oldValue": [{"name": "d", "tags": _tags("D")}],
+                                                      "newValue": []}]}),
+    _with(BASE, entityFullyQualifiedName=None, changeDescription={"fieldsDeleted": [
+        {"name": "columns", "oldValue": [{"name": "c", "tags": _tags("no.fqn")}]}]}),
     _changes({"name": "columns", "newValue": [{"fullyQualifiedName": 3}]}),
     _changes({"name": "columns", "newValue": [{"fullyQualifiedName": "a b", "name": 3}]}),
     _changes({"name": "pipelineStatus", "newValue": {
