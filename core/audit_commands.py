@@ -18,7 +18,9 @@ The report is written even when the exit code is 1."""
 def configure_audit(p: argparse.ArgumentParser) -> None:
     p.epilog = AUDIT_EPILOG
     p.formatter_class = argparse.RawDescriptionHelpFormatter
-    p.add_argument("--out", metavar="FILE", default="-",
+    from changeprov.commands import output_file
+
+    p.add_argument("--out", metavar="FILE", default="-", type=output_file,
                    help="where to write the report (default: standard output)")
     p.add_argument("--format", choices=["html", "json"], default="html",
                    help="html: one self-contained page (inline CSS/SVG/JS, no network); json: the same data")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from dataclasses import dataclass
 from typing import Callable
 
@@ -17,6 +18,14 @@ class Command:
     help: str
     configure: Callable[[argparse.ArgumentParser], None]
     run: Callable[[argparse.Namespace], int]
+
+
+def output_file(text: str) -> str:
+    """argparse type of an output file: a path ending in a separator names a folder (``--out dir/``
+    wrote a file named ``dir``)."""
+    if text.endswith(("/", os.sep)):
+        raise argparse.ArgumentTypeError(f"{text!r} ends with '/', so it names a folder: name a file to write")
+    return text
 
 
 def _configure_vocab(p: argparse.ArgumentParser) -> None:
@@ -39,9 +48,10 @@ def _run_vocab(args: argparse.Namespace) -> int:
 
 def _configure_map(p: argparse.ArgumentParser) -> None:
     p.add_argument("inputs", nargs="+", metavar="INPUT", help="JSONL files (optionally .gz), folders or globs")
-    p.add_argument("--out", required=True,
+    p.add_argument("--out", required=True, type=output_file,
                    help="N-Triples file to write (distinct triples, sorted; missing folders are created)")
-    p.add_argument("--quarantine", required=True, help="JSONL file for the quarantined lines (not an input, not --out)")
+    p.add_argument("--quarantine", required=True, type=output_file,
+                   help="JSONL file for the quarantined lines (not an input, not --out)")
     p.add_argument("--family", default="auto",
                    choices=["auto", "openmetadata", "openmetadata-legacy", "datahub-mcl", "datahub-ece",
                             "datahub-platform"])
@@ -80,7 +90,7 @@ def _configure_generate(p: argparse.ArgumentParser) -> None:
     p.add_argument("--hostile-share", type=float, default=0.01, help="share of hostile lines (0..1)")
     p.add_argument("--days", type=int, default=730,
                    help="days the events span, from 2024-01-01 (the export writes a partition per family and day)")
-    p.add_argument("--out", required=True,
+    p.add_argument("--out", required=True, type=output_file,
                    help="JSONL file to write (.gz compresses; missing folders are created; written only if complete)")
 
 

@@ -177,3 +177,19 @@ def test_ctrl_c_during_an_export_is_one_line_not_py4j_tracebacks(tmp_path):
     assert "Traceback" not in text and "ERROR:root" not in text, text
     assert text.rstrip("\n").splitlines()[-1] == "changeprov export: interrupted"
     assert not (tmp_path / "out" / "_SUCCESS").exists()
+
+
+@pytest.mark.parametrize("argv", [
+    ["generate", "--events", "5", "--out", "{d}/"],
+    ["map", "{d}/in.jsonl", "--out", "{d}/out/", "--quarantine", "{d}/q.jsonl"],
+    ["map", "{d}/in.jsonl", "--out", "{d}/o.nt", "--quarantine", "{d}/q/"],
+    ["audit", "--store", "{d}/db", "--out", "{d}/report/"],
+])
+def test_an_output_file_ending_in_a_slash_is_refused(tmp_path, capsys, argv):
+    """ut6a #9: `--out dir/` wrote a file named dir (pathlib drops the trailing slash)."""
+    (tmp_path / "in.jsonl").write_text("")
+    with pytest.raises(SystemExit) as exit_:
+        main([a.format(d=tmp_path) for a in argv])
+    assert exit_.value.code == 2
+    assert "ends with '/', so it names a folder: name a file to write" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl"]
