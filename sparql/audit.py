@@ -234,10 +234,12 @@ def _tag_findings(rows: list[dict]) -> list[Finding]:
         r = group[0]
         fields = sorted({g["field"] for g in group})
         prep = "to" if action == "added" else "from"
+        created = r.get("at_creation") == "true"  # not a change to a live entity: it was created so
         out.append(Finding("sensitive-tag", t, f"{r['kind']} {short_name(r['tag_name'])} {action} {prep} "
-                           f"{', '.join(fields)} by {r['user']}", _events(group), entity, r["entity_name"],
+                           f"{', '.join(fields)}{' at creation' if created else ''} by {r['user']}", _events(group),
+                           entity, r["entity_name"],
                            {"tag": tag, "tag_name": r["tag_name"], "action": action, "kind": r["kind"],
-                            "fields": fields, "user": r["user"]}))
+                            "fields": fields, "user": r["user"], "at_creation": created}))
     return out
 
 

@@ -397,3 +397,21 @@ def test_report_renders_in_headless_chromium(report, tmp_path):
     assert int(attrs["data-chart-bars"]) == len(report.by_day()) and int(attrs["data-chart-width"]) > 300
     assert int(attrs["data-lineage-nodes"]) == 5 and int(attrs["data-lineage-width"]) > 300
     assert '<svg id="activity-chart"' in dom and '<svg id="lineage-graph"' in dom
+
+
+def test_a_tag_an_entity_was_created_with_says_so(tmp_path):
+    """ut6a #10: a table created with PII columns read like a bot adding PII to a live table."""
+    t = 1_900_000_000_000
+    pii = [{"tagFQN": "PII.Sensitive", "source": "Classification"}]
+    table = {"eventType": "entityCreated", "entityType": "table", "entityFullyQualifiedName": "s.d.x.t",
+             "userName": "ingestion-bot", "previousVersion": 0.1, "currentVersion": 0.1}
+    events = [
+        dict(table, id="c1", entityId="t-1", timestamp=t, entity={"columns": [{"name": "email", "tags": pii}]}),
+        dict(table, id="c2", entityId="t-1", eventType="entityUpdated", timestamp=t + 1000, currentVersion=0.2,
+             changeDescription={"fieldsAdded": [{"name": "tags", "newValue": json.dumps(pii)}]}),
+    ]
+    with open_store("embedded", path=_mapped_store(events, tmp_path), read_only=True) as store:
+        rep = run_audit(store, now_ms=2_000_000_000_000)
+    got = sorted((f.summary, f.details["at_creation"]) for f in rep.of_kind("sensitive-tag"))
+    assert got == [("tag PII.Sensitive added to columns.email.tags at creation by ingestion-bot", True),
+                   ("tag PII.Sensitive added to tags by ingestion-bot", False)]
