@@ -302,7 +302,24 @@ def resolve_node(store: TripleStore, value: str, *, what: str = "entity",
         iri = None
     if iri is not None and ":" in value and has_node(store, iri):
         return iri
-    raise InputError(f"no {what} with fullyQualifiedName, URN or IRI {value[:120]!r} in the store")
+    hint = _close_tags(store, value) if what == "tag" else ""
+    raise InputError(f"no {what} with fullyQualifiedName, URN or IRI {value[:120]!r} in the store{hint}")
+
+
+_ALL_TAGS = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+             "SELECT DISTINCT ?name WHERE { VALUES ?c { om:Tag om:GlossaryTerm } ?tag a ?c .\n"
+             "?tag om:fullyQualifiedName|om:urn ?name } LIMIT 200000\n")
+
+
+def _close_tags(store: TripleStore, value: str) -> str:
+    """'; did you mean: …' for a tag named with another case (tier.tier2) or a typo, else ''."""
+    names = [n.value for (n,) in store.select(_ALL_TAGS).rows if n is not None]
+    by_lower: dict[str, list[str]] = {}
+    for name in names:
+        by_lower.setdefault(name.lower(), []).append(name)
+    close = by_lower.get(value.lower()) or [
+        n for k in difflib.get_close_matches(value.lower(), list(by_lower), n=5, cutoff=0.7) for n in by_lower[k]]
+    return f"; did you mean: {', '.join(sorted(close))}" if close else ""
 
 
 _REGEX_CHECK = 'SELECT ?pattern ?ok WHERE { BIND(REGEX("", ?pattern, "i") AS ?ok) }'

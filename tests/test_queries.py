@@ -976,3 +976,15 @@ def test_a_failing_service_call_is_a_clear_error_on_both_engines(store, tmp_path
     with pytest.raises(StoreError) as err:
         run_query(store, load_query_file(rq), allow_service=True)
     assert "\n" not in str(err.value) and "Connection refused" in str(err.value), str(err.value)
+
+
+@pytest.mark.parametrize("tag, hint", [
+    ("tier.tier2", "; did you mean: Tier.Tier2"),  # ut6a #11: users got suggestions, tags none
+    ("PII.Sensitiv", "; did you mean: PII.NonSensitive, PII.Sensitive"),
+    ("urn:li:tag:Pii", "; did you mean: urn:li:tag:PII, urn:li:tag:pii"),
+    ("Nothing.Like.It", ""),
+])
+def test_an_unknown_tag_gets_the_closest_names(embedded, tag, hint):
+    with pytest.raises(InputError) as err:
+        run_query(embedded, get_query("tag-changes"), {"tag": tag})
+    assert str(err.value) == f"no tag with fullyQualifiedName, URN or IRI {tag!r} in the store{hint}"
