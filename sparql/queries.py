@@ -25,6 +25,7 @@ SELECT projection, so every named query projects its parameters; they are droppe
 
 from __future__ import annotations
 
+import datetime as _dt
 import difflib
 import re
 import time
@@ -442,12 +443,28 @@ _VERSIONED = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n
               "ASK { ?event om:affectsEntity ?entity ; om:currentVersion ?v }")
 
 
+_FIRST_EVENT = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+                "SELECT ?entity (MIN(?t) AS ?first) WHERE { ?event om:affectsEntity ?entity ; om:timestamp ?t }\n"
+                "GROUP BY ?entity")
+
+
+def _instant(lexical: str) -> _dt.datetime:
+    return _dt.datetime.fromisoformat(lexical)
+
+
 def _unversioned(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Literal]) -> list[str]:
     """A version asked of an entity whose events carry none (DataHub's; only OpenMetadata events
-    have a currentVersion): the empty answer says nothing a user could see without this note."""
+    have a currentVersion), or a time before the entity's first event: the empty answer says nothing
+    a user could see without this note."""
     if "version" in bound and not store.ask(_VERSIONED, {"entity": bound["entity"]}):
         return ["no event of this entity has a version (only OpenMetadata events carry a currentVersion), "
                 "so version= selects none of them; as_of=TIME asks for its state at a time"]
+    if "as_of" in bound:
+        rows = store.select(_FIRST_EVENT, {"entity": bound["entity"]}).rows
+        first = rows[0][1] if rows else None
+        if first is not None and _instant(first.value) > _instant(bound["as_of"].value):
+            return [f"as_of {bound['as_of'].value} is before the entity's first event ({first.value}): "
+                    "the log knows nothing of it yet"]
     return []
 
 

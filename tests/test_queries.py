@@ -988,3 +988,13 @@ def test_an_unknown_tag_gets_the_closest_names(embedded, tag, hint):
     with pytest.raises(InputError) as err:
         run_query(embedded, get_query("tag-changes"), {"tag": tag})
     assert str(err.value) == f"no tag with fullyQualifiedName, URN or IRI {tag!r} in the store{hint}"
+
+
+def test_a_time_before_the_entity_existed_says_so(embedded):
+    """ut6a #11: as_of before the entity's first event answered '(0 rows)' like a state with nothing set."""
+    rows = run_query(embedded, get_query("entity-state"), {"entity": OM_ORDERS, "as_of": "2020-01-01"})
+    assert rows.rows == [] and rows.notes == [
+        "as_of 2020-01-01T23:59:59.999Z is before the entity's first event (2026-09-01T08:00:00Z): "
+        "the log knows nothing of it yet"]
+    at_creation = run_query(embedded, get_query("entity-state"), {"entity": OM_ORDERS, "as_of": "1788249600000"})
+    assert at_creation.rows and not at_creation.notes
