@@ -312,7 +312,7 @@ def _dropped_column_tags(g: Graph, event: NamedNode, change: NamedNode, path: st
 
 
 def _column_key(item: Any, fqn: str | None) -> str | None:
-    """The key _members gives a column element (its FQN), or None."""
+    """A column element's key, its FQN: its own, else the entity's FQN and its name; or None."""
     if not isinstance(item, dict):
         return None
     col_fqn, col_name = item.get("fullyQualifiedName"), item.get("name")
@@ -348,10 +348,9 @@ def _members(g: Graph, handler: str, path: str, value: Any, fqn: str | None) -> 
                 node = checked(f"{where}.name", om_named, "team" if team else "user", name)
                 out[("team:" if team else "user:") + name] = (None, g.agent(node, organization=team))
         elif handler == "columns":
-            col_fqn = get(item, "fullyQualifiedName", str)
-            col_name = get(item, "name", str)
-            if not col_fqn and col_name and fqn:
-                col_fqn = f"{fqn}.{col_name}"
+            get(item, "fullyQualifiedName", str)  # both must be strings (or absent) before they make a key
+            get(item, "name", str)
+            col_fqn = _column_key(item, fqn)
             if col_fqn:
                 out[col_fqn] = (terms.canonical_json(item), _column(g, f"{where}.fullyQualifiedName", col_fqn))
     return out
