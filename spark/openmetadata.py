@@ -156,12 +156,11 @@ def _map(plan: Plan, *, legacy: bool) -> Family:
            "entity: expected an object or a JSON string")
 
     # stage 5: derived values; the lineage edge's objects; the field changes
+    state = F.when(k["entity"] == "string", parsed["v"]).otherwise(top["entity"])
     d = plan.binds(
-        current=cur["lexical"], previous=F.coalesce(prev_top["lexical"], prev_cd["lexical"]),
-        state=F.when(k["entity"] == "string", parsed["v"]).otherwise(top["entity"]),
+        current=cur["lexical"], previous=F.coalesce(prev_top["lexical"], prev_cd["lexical"]), state=state,
         ms=ms_dec.try_cast("long"), is_lineage=F.coalesce(r["pattern"].isin("lineage-add", "lineage-remove"),
                                                             F.lit(False)))
-    state = F.when(k["entity"] == "string", parsed["v"]).otherwise(top["entity"])
     changes = b("changes", _change_entries(cd, _initial_entries(state, r["lifecycle"] == "om-event:Created", cd)))
     plan.next()
     k_state = b("k_state", kind_of(d["state"]))
@@ -450,8 +449,12 @@ def _change_entries(cd: Column, initial: Column) -> Column:
                   f=lambda c: struct_of(c["it"], ("name", "oldValue", "newValue")))
 
 
-_CANDIDATE = "struct<name:string,path:string,value:variant>"
 _LEVEL = "struct<path:string,prefix:string,c:variant>"
+
+
+def _quoted(name: Column) -> Column:
+    """openmetadata._quoted: a column name with a dot, in double quotes."""
+    return F.when(F.contains(name, F.lit(".")), F.concat(F.lit('"'), name, F.lit('"'))).otherwise(name)
 
 
 def _initial_entries(state: Column, created: Column, cd: Column) -> Column:
@@ -471,8 +474,7 @@ def _initial_entries(state: Column, created: Column, cd: Column) -> Column:
             {"name": string_of(b["f"]["name"], kind_of(b["f"]["name"]))}, lambda n: F.struct(
                 x["path"].alias("path"), truthy(n["name"]).alias("on"), b["f"]["tags"].alias("tags"),
                 b["f"]["children"].alias("children"),
-                F.concat(x["prefix"], F.when(F.contains(n["name"], F.lit(".")), F.concat(
-                    F.lit('"'), n["name"], F.lit('"'))).otherwise(n["name"])).alias("local"))))
+                F.concat(x["prefix"], _quoted(n["name"])).alias("local"))))
 
     level = F.coalesce(F.transform(items(top["columns"]), lambda c, j: F.struct(
         F.concat(F.lit("entity.columns["), j.cast("string"), F.lit("]")).alias("path"), F.lit("").alias("prefix"),
@@ -658,13 +660,12 @@ def _change_triples(c: Column, event: Column, entity: Column) -> Column:
 
     def dropped(d: Column) -> Column:  # openmetadata._dropped_column_tags
         index = F.concat(c["k"], F.lit("-"), c["i"].cast("string"), F.lit("-"), d["j"].cast("string"))
-        name = F.concat(F.lit("columns."), F.when(F.contains(d["name"], F.lit(".")), F.concat(
-            F.lit('"'), d["name"], F.lit('"'))).otherwise(d["name"]), F.lit(".tags"))
+        name = F.concat(F.lit("columns."), _quoted(d["name"]), F.lit(".tags"))
         return cat(F.array(*field_change_triples(event, "dropped", name, index=index,
                                                  old=value_literal(d["tags"], F.lit("array")))),
                    flat(F.transform(d["members"], lambda m: _member_node_triples(F.lit("tags"), m))),
                    _member_changes(F.lit("tags"), iri(change_node(event, "dropped", index)), d["win"],
-                                   F.filter(d["win"], lambda m: F.lit(False))))
+                                   F.filter(d["win"], lambda m: F.lit(False))))  # new: none, of the same type
 
     run = F.when(c["run"].isNotNull(), _run_triples(c["run"], entity))
     return cat(base, flat(members), let({"w": c["win"]}, diffs), run, flat(F.transform(c["dropped"], dropped)))
