@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 from typing import Any
 
@@ -190,6 +191,7 @@ def _field_changes(g: Graph, event: NamedNode, entity: NamedNode, obj: dict, *, 
             name = get(item, "name", str, required=True)
             old, new = _field_value(name, item, "oldValue"), _field_value(name, item, "newValue")
             change = field_change(g, event, kind, i, name, old=old, new=new)
+            _about_column(g, change, name, fqn)
             _structured(g, event, entity, change, path, name, kind, old, new, fqn=fqn)
 
 
@@ -240,7 +242,30 @@ def _initial_values(g: Graph, event: NamedNode, entity: NamedNode, state: Any, d
     fields = [f for f in initial_fields(state) if f[0] not in described]
     for i, (name, path, value) in enumerate(fields):
         change = field_change(g, event, "initial", i, name, new=value)
+        _about_column(g, change, name, fqn)
         _structured(g, event, entity, change, path, name, "added", None, value, fqn=fqn, new_path=path)
+
+
+#: an OpenMetadata field of a column: ``columns.COLUMN.FIELD``, COLUMN a name, a quoted name or a
+#: nested path (``A.B``, ``"a.b"``), FIELD a plain name (the Spark mapper uses the same pattern)
+COLUMN_FIELD = r'columns\.(.+)\.([^."]+)'
+
+
+def _about_column(g: Graph, change: NamedNode, name: str, fqn: str | None) -> None:
+    """A change of a column's own field (``columns.NAME.tags``, ``columns.A.B.description``) points
+    to the column node, ``{entity FQN}.NAME`` as OpenMetadata names it (om-event:aboutColumn), so
+    that `describe` and `resolve` find a column known only from such changes. A name that cannot
+    become an IRI leaves the change unlinked rather than the event quarantined: the field change
+    itself is mapped either way."""
+    match = re.fullmatch(COLUMN_FIELD, name, re.S)
+    if not fqn or match is None:
+        return
+    col_fqn = f"{fqn}.{match.group(1)}"
+    try:
+        node = om_named("column", col_fqn)
+    except terms.BadIdentifier:
+        return
+    g.add(change, om("aboutColumn"), g.entity(node, fqn=col_fqn, cls=om("Column")))
 
 
 def _field_value(name: str, item: dict, key: str) -> Any:
@@ -305,6 +330,7 @@ def _dropped_column_tags(g: Graph, event: NamedNode, change: NamedNode, path: st
         if not isinstance(name, str) or not name or not isinstance(tags, list) or not tags:
             continue
         dropped_change = field_change(g, event, "dropped", f"{source}-{j}", f"columns.{_quoted(name)}.tags", old=tags)
+        _about_column(g, dropped_change, f"columns.{_quoted(name)}.tags", fqn)
         members = _members(g, "tags", f"{path}[{j}].tags", tags, fqn)
         for cls, removed in (("Tag", "om-event:removedTag"), ("GlossaryTerm", "om-event:removedGlossaryTerm")):
             member_changes(g, dropped_change, old={k: n for k, (c, n) in members.items() if c == cls}, new={},

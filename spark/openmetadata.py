@@ -22,7 +22,7 @@ from __future__ import annotations
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from changeprov.mapping.openmetadata import COLUMN_LEVELS, INITIAL_FIELDS
+from changeprov.mapping.openmetadata import COLUMN_FIELD, COLUMN_LEVELS, INITIAL_FIELDS
 from changeprov.mapping.terms import RFC3339_PATTERN
 from changeprov.mapping.vocab import expand, rules
 from changeprov.spark.checks import BOOL, INT, LIST, NUM, OBJ, STR, Checks, absent, at, reject
@@ -249,7 +249,8 @@ def _map(plan: Plan, *, legacy: bool) -> Family:
         F.when(versioned, triple(ev, prov("used"), before)),
     )).otherwise(F.array(triple(ev, prov("used"), now))))
     lineage = F.when(d["is_lineage"], _lineage_triples(edge, n["event"], r["pattern"] == "lineage-remove"))
-    field_changes = flat(F.transform(changes, lambda c: _change_triples(c, n["event"], n["entity"])))
+    field_changes = flat(F.transform(changes, lambda c: _change_triples(c, n["event"], n["entity"],
+                                                                        s["entityFullyQualifiedName"])))
     children = flat(F.transform(F.filter(cascade, lambda c: c["on"]), lambda c: F.array(
         *entity_triples(iri(c["node"]), asset_type=c["type"], fqn=c["fqn"]), triple(ev, om("cascadesTo"), iri(c["node"])))))
     out = F.filter(cat(F.array(*singles), plain_entity, versions, lineage, field_changes, children),
@@ -646,7 +647,19 @@ def _member_error(handler: Column, m: Column, path: Column, initial: Column) -> 
     return ck.column()
 
 
-def _change_triples(c: Column, event: Column, entity: Column) -> Column:
+#: openmetadata.COLUMN_FIELD for Java's regex engine: . matches any character, the match is the whole name
+_COLUMN_FIELD = "(?s)^" + COLUMN_FIELD + r"\z"
+
+
+def _about_column(change: Column, name: Column, fqn: Column) -> Column:
+    """openmetadata._about_column: a column field's change → the column node (null: not linked)."""
+    col_fqn = F.concat(fqn, F.lit("."), F.regexp_extract(name, _COLUMN_FIELD, 1))
+    node = iri(_column_node(col_fqn))
+    return F.when(truthy(fqn) & name.rlike(_COLUMN_FIELD) & ~bad_identifier(col_fqn), F.array(
+        triple(change, om("aboutColumn"), node), *entity_triples(node, fqn=col_fqn, cls="Column")))
+
+
+def _change_triples(c: Column, event: Column, entity: Column, fqn: Column) -> Column:
     change = iri(change_node(event, c["k"], c["i"]))
     base = F.array(*field_change_triples(event, c["k"], c["name"], index=c["i"],
                                          old=value_literal(c["old"], c["k_old"]),
@@ -663,12 +676,14 @@ def _change_triples(c: Column, event: Column, entity: Column) -> Column:
         name = F.concat(F.lit("columns."), _quoted(d["name"]), F.lit(".tags"))
         return cat(F.array(*field_change_triples(event, "dropped", name, index=index,
                                                  old=value_literal(d["tags"], F.lit("array")))),
+                   _about_column(iri(change_node(event, "dropped", index)), name, fqn),
                    flat(F.transform(d["members"], lambda m: _member_node_triples(F.lit("tags"), m))),
                    _member_changes(F.lit("tags"), iri(change_node(event, "dropped", index)), d["win"],
                                    F.filter(d["win"], lambda m: F.lit(False))))  # new: none, of the same type
 
     run = F.when(c["run"].isNotNull(), _run_triples(c["run"], entity))
-    return cat(base, flat(members), let({"w": c["win"]}, diffs), run, flat(F.transform(c["dropped"], dropped)))
+    return cat(base, _about_column(change, c["name"], fqn), flat(members), let({"w": c["win"]}, diffs), run,
+               flat(F.transform(c["dropped"], dropped)))
 
 
 def _member_node_triples(handler: Column, m: Column) -> Column:

@@ -89,7 +89,7 @@ addedInput FieldChange MetadataEntity | removedInput FieldChange MetadataEntity
 addedOutput FieldChange MetadataEntity | removedOutput FieldChange MetadataEntity
 addedBy LineageEdge ChangeEvent | removedBy LineageEdge ChangeEvent | setsUpstreamsOf ChangeEvent MetadataEntity
 viaPipeline LineageEdge MetadataEntity | runOf Run MetadataEntity | runRecord Run MetadataEntity
-proposalFor ChangeEvent MetadataEntity | cascadesTo ChangeEvent MetadataEntity
+proposalFor ChangeEvent MetadataEntity | cascadesTo ChangeEvent MetadataEntity | aboutColumn FieldChange Column
 """
 DATATYPE_PROPERTIES = """
 entityType ChangeEvent xsd:string | entityId ChangeEvent xsd:string | entityFullyQualifiedName ChangeEvent xsd:string

@@ -878,9 +878,12 @@ def test_describe_formats_and_content(embedded, remote, db, capsys):
     ("urn:li:glossaryTerm:Classification.PersonalInformation", "addedGlossaryTerm"),
     ("https://w3id.org/changeprov/id/om/column/mysql_prod.ecommerce.sales.orders.legacy_coupon_code",
      "removedSchemaField"),
+    # ut6a #4: a column known only from `columns.NAME.tags` changes, by the FQN a user types
+    ("mysql_prod.ecommerce.sales.orders.customer_email", "aboutColumn"),
 ])
 def test_describe_of_a_tag_term_or_column_has_the_events_that_added_or_removed_it(embedded, remote, node, relation):
-    """ut4a #5: a tag, glossary term or column gave a 3-triple stub with none of the events that used it."""
+    """ut4a #5: a tag, glossary term or column gave a 3-triple stub with none of the events that used it.
+    ut6a #4: a column that was only tagged was "no entity"."""
     a = describe_triples(embedded, node)
     assert {str(t) for t in a} == {str(t) for t in describe_triples(remote, node)}
     g = ox.Store()

@@ -133,6 +133,18 @@ HOSTILE: list = [
     _changes({"name": "columns", "oldValue": json.dumps([{"name": "a", "dataType": "INT"}, {"name": "b"}]),
               "newValue": json.dumps([{"name": "a", "dataType": "BIGINT"}, {"fullyQualifiedName": "z.c"}])}),
     _changes({"name": "columns", "newValue": [{"name": "a"}]}, entityFullyQualifiedName=None),
+    # a column's own field change names its column (openmetadata._about_column)
+    _changes({"name": "columns.email.tags", "oldValue": "[]", "newValue": json.dumps(_tags("PII.Sensitive"))},
+             {"name": "columns.addr.street.description", "oldValue": "a", "newValue": "b"},
+             {"name": 'columns."a.b".tags', "newValue": "[]"}, {"name": 'columns.x."y.z"', "newValue": "1"},
+             {"name": "columns.c", "newValue": "1"}, {"name": "columns..tags", "newValue": "1"},
+             {"name": "columns.a\nb.tags", "newValue": "1"}, {"name": "columns.a\u2028.tags", "newValue": "1"},
+             {"name": "columns.ok.tags\n", "newValue": "1"}, {"name": "columns.bad\x01.tags", "newValue": "1"},
+             {"name": "xcolumns.a.tags", "newValue": "1"}, {"name": "columns.a.tags.", "newValue": "1"}),
+    _changes({"name": "columns.email.tags", "newValue": "[]"}, entityFullyQualifiedName=None),
+    _changes({"name": "columns.email.tags", "newValue": "[]"}, entityFullyQualifiedName=""),
+    _with(CREATED, entityFullyQualifiedName="svc.db.sch.t2", entity={"columns": [
+        {"name": "email", "tags": _tags("PII.Sensitive"), "children": [{"name": "in.ner", "tags": _tags("x")}]}]}),
     # a dropped column's tags go with it (openmetadata._dropped_column_tags)
     _with(BASE, changeDescription={"fieldsDeleted": [{"name": "columns", "oldValue": json.dumps([
         {"name": "email", "tags": _tags("PII.Sensitive") + _tags("G.Email", source="Glossary")},
