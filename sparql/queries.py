@@ -8,6 +8,7 @@ Each ``.rq`` file starts with a comment header that :func:`parse_header` reads::
     # collect: COLUMN          (optional: rows differing only in COLUMN are merged, values joined)
     # driver: KIND [ARGS]      (optional: Python that runs the query, e.g. as the step of a breadth-first search)
     # if-empty: CHECK          (optional: a check that explains an empty answer in a note, see EMPTY_CHECKS)
+    # if-rows: CHECK           (optional: a check that explains a non-empty answer in a note, see ROW_CHECKS)
     # any other comment line is free documentation
 
 Parameter TYPEs: ``entity`` and ``tag`` (an OpenMetadata FQN or a DataHub URN, resolved to the node
@@ -69,6 +70,7 @@ class NamedQuery:
     collect: list[str] = field(default_factory=list)
     driver: str | None = None
     if_empty: str | None = None
+    if_rows: str | None = None
     notes: list[str] = field(default_factory=list)
     path: Path | None = None
 
@@ -100,6 +102,8 @@ def parse_header(name: str, text: str, path: Path | None = None) -> NamedQuery:
             q.driver = value
         elif key == "if-empty":
             q.if_empty = value
+        elif key == "if-rows":
+            q.if_rows = value
         elif key == "param":
             parts = value.split(None, 3)
             if len(parts) < 3:
@@ -120,6 +124,8 @@ def parse_header(name: str, text: str, path: Path | None = None) -> NamedQuery:
         raise InputError(f"{name}: unknown driver {q.driver!r}")
     if q.if_empty and q.if_empty not in EMPTY_CHECKS:
         raise InputError(f"{name}: unknown if-empty check {q.if_empty!r}")
+    if q.if_rows and q.if_rows not in ROW_CHECKS:
+        raise InputError(f"{name}: unknown if-rows check {q.if_rows!r}")
     return q
 
 
@@ -433,6 +439,8 @@ def run_query(store: TripleStore, q: NamedQuery, values: Mapping[str, str] | Non
     keep = [i for i, v in enumerate(rows.variables) if q.param(v) is None]
     if not rows.rows and q.if_empty:
         notes += EMPTY_CHECKS[q.if_empty](store, bound)
+    if rows.rows and q.if_rows:
+        notes += ROW_CHECKS[q.if_rows](rows)
     if not rows.rows and not store.ask("ASK { ?s ?p ?o }"):  # "(0 rows)" must not read as a true answer
         notes.append("the store holds no triples: nothing was loaded into it yet (changeprov load EXPORT), "
                      "or what was loaded mapped no event")
@@ -488,6 +496,32 @@ def _unchanged_field(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.L
 
 #: ``# if-empty: NAME`` checks: (store, bound parameters) → notes explaining an empty answer
 EMPTY_CHECKS = {"unversioned": _unversioned, "unchanged-field": _unchanged_field}
+
+
+_CATEGORY = re.compile(r"[A-Z][A-Z_]*")
+
+
+def _datahub_views(rows: Rows) -> list[str]:
+    """A DataHub entity's state mixes two views of the same changes (ut6a #7): say so, or "who owns
+    it?" reads as two different answers."""
+    if "field" not in rows.variables:
+        return []
+    i = rows.variables.index("field")
+    names = {r[i].value for r in rows.rows if r[i] is not None}
+    categories = sorted(n for n in names if _CATEGORY.fullmatch(n))
+    aspects = sorted(n for n in names if not _CATEGORY.fullmatch(n))
+    if not categories or not aspects:
+        return []
+    return [f"DataHub reports a change twice and both views are listed: as an aspect (its MetadataChangeLog; "
+            f"here {', '.join(aspects[:6])}{', …' if len(aspects) > 6 else ''}: the aspect's value, list aspects "
+            f"one row per member) and as a change-event category (its EntityChangeEvent; here "
+            f"{', '.join(categories[:6])}{', …' if len(categories) > 6 else ''}: one row per member or modifier)"
+            + ("; OWNER/OWNERSHIP and ownership list the same owners" if "ownership" in aspects
+               and {"OWNER", "OWNERSHIP"} & set(categories) else "")]
+
+
+#: ``# if-rows: NAME`` checks: rows → notes explaining an answer
+ROW_CHECKS = {"datahub-views": _datahub_views}
 
 
 def _text(term) -> str:

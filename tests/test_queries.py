@@ -1001,3 +1001,18 @@ def test_a_time_before_the_entity_existed_says_so(embedded):
         "the log knows nothing of it yet"]
     at_creation = run_query(embedded, get_query("entity-state"), {"entity": OM_ORDERS, "as_of": "1788249600000"})
     assert at_creation.rows and not at_creation.notes
+
+
+def test_a_datahub_state_says_it_lists_aspects_and_change_categories(embedded):
+    """ut6a #7: fct_orders' state lists OWNER and ownership (and DOMAIN and domains) with no word on why."""
+    rows = run_query(embedded, get_query("entity-state"), {"entity": FCT})
+    fields = {r[0].value for r in rows.rows}
+    assert {"OWNER", "ownership", "DOMAIN", "domains"} <= fields
+    (note,) = rows.notes
+    assert note.startswith("DataHub reports a change twice and both views are listed: as an aspect")
+    assert "here datasetKey, domains, glossaryTerms, ownership," in note and "APPLICATION, DOMAIN," in note
+    assert note.endswith("; OWNER/OWNERSHIP and ownership list the same owners")
+    # one view only (before fct_orders' first change event), or an OpenMetadata entity: no note
+    early = run_query(embedded, get_query("entity-state"), {"entity": FCT, "as_of": "2024-03-03"})
+    assert early.rows and not early.notes
+    assert not run_query(embedded, get_query("entity-state"), {"entity": OM_ORDERS}).notes
