@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from typing import Mapping, Sequence
 
 from changeprov.errors import SparkError
@@ -176,12 +177,27 @@ def first_line(exc: BaseException) -> str:
     >>> first_line(RuntimeError("An error occurred while calling o53.count.\\n: SparkException: cannot read f\\n"
     ...                         "\\tat a.b(C.scala:1)\\nCaused by: java.io.EOFException: Unexpected end of input stream"))
     'SparkException: cannot read f (caused by java.io.EOFException: Unexpected end of input stream)'
+
+    Spark's error for an input file it cannot read names the file; we say what to do about it:
+
+    >>> first_line(RuntimeError("org.apache.spark.SparkException: [FAILED_READ_FILE.NO_HINT] Encountered error "
+    ...                         "while reading file file:///in/x.jsonl.gz.  SQLSTATE: KD001\\nCaused by: "
+    ...                         "java.io.EOFException: Unexpected end of input stream"))
+    'cannot read input file /in/x.jsonl.gz: Unexpected end of input stream (corrupt or truncated? fix it or move it out of the inputs, and run again)'
     """
     lines = [line.strip().lstrip(": ") for line in str(exc).splitlines() if line.strip().lstrip(": ")]
     message = next((line for line in lines if not line.startswith(("at ", "...", "Traceback", "File "))
                     and "An error occurred while calling" not in line and not line.startswith("Caused by:")),
                    lines[0] if lines else type(exc).__name__)
     causes = [line.removeprefix("Caused by:").strip() for line in lines if line.startswith("Caused by:")]
+    unreadable = _READ_FAILED.search(message)
+    if unreadable:  # one input file cannot be read (a corrupt or truncated .gz): say which, in our words
+        cause = causes[-1].split(": ", 1)[-1][:300] if causes else "unreadable"
+        return (f"cannot read input file {unreadable.group('path').removeprefix('file://')}: {cause} "
+                "(corrupt or truncated? fix it or move it out of the inputs, and run again)")
     if causes and causes[-1] not in message:
         message += f" (caused by {causes[-1][:300]})"
     return message
+
+
+_READ_FAILED = re.compile(r"\[FAILED_READ_FILE[.A-Z_]*\] Encountered error while reading file (?P<path>.+?)\.\s+SQLSTATE")
