@@ -526,6 +526,38 @@ def test_a_dropped_column_takes_its_tags_with_it(tmp_path):
         ("added", "columns.email.tags", "ingestion-bot"), ("removed", "columns.email.tags", "bob")]
 
 
+def test_a_dropped_columns_description_goes_with_it(tmp_path):
+    """ut6a, left open in stop 27: a dropped column's description stayed in the table's state for good."""
+    t = 1_704_139_200_000
+    email = {"name": "email", "fullyQualifiedName": "s.d.x.t.email"}
+    common = {"entityType": "table", "entityId": "t-1", "entityFullyQualifiedName": "s.d.x.t"}
+    events = [
+        {**common, "id": "c-1", "eventType": "entityCreated", "userName": "ingestion-bot", "timestamp": t,
+         "previousVersion": 0.1, "currentVersion": 0.1,
+         "entity": {"id": "t-1", "columns": [{"name": "id", "fullyQualifiedName": "s.d.x.t.id"}, email]}},
+        {**common, "id": "c-2", "eventType": "entityUpdated", "userName": "ann", "timestamp": t + 60_000,
+         "previousVersion": 0.1, "currentVersion": 0.2,
+         "changeDescription": {"fieldsAdded": [{"name": "columns.email.description", "newValue": "e-mail"},
+                                               {"name": "columns.id.description", "newValue": "key"}],
+                               "fieldsUpdated": [], "fieldsDeleted": []}},
+        {**common, "id": "c-3", "eventType": "entityUpdated", "userName": "bob", "timestamp": t + 120_000,
+         "previousVersion": 0.2, "currentVersion": 1.2,
+         "changeDescription": {"fieldsAdded": [], "fieldsUpdated": [],
+                               "fieldsDeleted": [{"name": "columns", "oldValue": json.dumps([email])}]}},
+    ]
+    store = _store_of(events, tmp_path)
+
+    def state(**at):
+        return [(r["field"].value, r["value"].value) for r in run_query(
+            store, get_query("entity-state"), {"entity": "s.d.x.t", **at}).dicts()]
+
+    before = [("columns", "s.d.x.t.email"), ("columns", "s.d.x.t.id"), ("columns.email.description", "e-mail"),
+              ("columns.id.description", "key")]
+    after = [("columns", "s.d.x.t.id"), ("columns.id.description", "key")]
+    assert state(version="0.2") == state(as_of=str(t + 60_000)) == before
+    assert state(version="1.2") == state(as_of=str(t + 120_000)) == state() == after
+
+
 def test_an_fqn_dropped_and_re_created_names_the_entity_not_deleted_with_a_note(tmp_path, capsys):
     """A user's test: a table hard-deleted and re-created (a new id, the same FQN) could no longer be
     queried by its FQN at all ("ambiguous" in every query)."""
