@@ -562,23 +562,27 @@ def lineage_bfs(store: TripleStore, q: NamedQuery, bound: Mapping) -> Rows:
     the cost follows the answer, not the store.
     """
     start = bound["entity"]
-    names: dict = {}
+    names: dict = defaultdict(set)  # a renamed OpenMetadata entity has a name per name it had
     hops = {start: 0}
     via: dict = defaultdict(set)
     queue = deque([start])
+
+    def name_of(node) -> str:
+        return ", ".join(sorted(names[node])) if names.get(node) else node.value
+
     while queue:
         node = queue.popleft()
         for r in store.select(q.text, {**bound, "entity": node}).dicts():
             nxt = r["next"]
-            names[nxt] = _text(r["next_name"])
+            names[nxt].add(_text(r["next_name"]))
             if nxt not in hops:
                 hops[nxt] = hops[node] + 1
                 queue.append(nxt)
             if hops[nxt] == hops[node] + 1 and node != start:
-                via[nxt].add(names.get(node, node.value))
-    assets = sorted((n for n in hops if n != start), key=lambda n: (hops[n], names.get(n, n.value), n.value))
+                via[nxt].add(name_of(node))
+    assets = sorted((n for n in hops if n != start), key=lambda n: (hops[n], name_of(n), n.value))
     return Rows(["asset_name", "hops", "via", "asset"],
-                [(ox.Literal(names.get(n, n.value)), ox.Literal(str(hops[n]), datatype=XSD_INTEGER),
+                [(ox.Literal(name_of(n)), ox.Literal(str(hops[n]), datatype=XSD_INTEGER),
                   ox.Literal(", ".join(sorted(via[n]))) if via[n] else None, n) for n in assets])
 
 

@@ -1048,3 +1048,51 @@ def test_a_datahub_state_says_it_lists_aspects_and_change_categories(embedded):
     early = run_query(embedded, get_query("entity-state"), {"entity": FCT, "as_of": "2024-03-03"})
     assert early.rows and not early.notes
     assert not run_query(embedded, get_query("entity-state"), {"entity": OM_ORDERS}).notes
+
+
+def _renamed_table_events() -> list[dict]:
+    """A table created as s.d.x.old_name with PII, lineage to s.d.x.down, renamed (the id stays, the
+    FQN changes: OpenMetadata's fieldsUpdated name), then soft-deleted under its new name."""
+    t = 1_704_139_200_000
+    common = {"entityType": "table", "entityId": "t-9"}
+    old, new = "s.d.x.old_name", "s.d.x.new_name"
+    return [
+        {**common, "id": "r-1", "eventType": "entityCreated", "entityFullyQualifiedName": old, "userName": "ann",
+         "timestamp": t, "previousVersion": 0.1, "currentVersion": 0.1,
+         "entity": {"id": "t-9", "tags": [{"tagFQN": "PII.Sensitive"}],
+                    "columns": [{"name": "email", "fullyQualifiedName": old + ".email"}]}},
+        {"id": "r-2", "eventType": "entityLineageAdded", "entityType": "table", "entityId": "t-10",
+         "userName": "ann", "timestamp": t + 1000,
+         "entity": {"fromEntity": {"type": "table", "id": "t-9", "fullyQualifiedName": old},
+                    "toEntity": {"type": "table", "id": "t-10", "fullyQualifiedName": "s.d.x.down"}}},
+        {**common, "id": "r-3", "eventType": "entityUpdated", "entityFullyQualifiedName": new, "userName": "bob",
+         "timestamp": t + 2000, "previousVersion": 0.1, "currentVersion": 0.2,
+         "changeDescription": {"fieldsAdded": [], "fieldsDeleted": [], "previousVersion": 0.1,
+                               "fieldsUpdated": [{"name": "name", "oldValue": "old_name", "newValue": "new_name"}]}},
+        {**common, "id": "r-4", "eventType": "entitySoftDeleted", "entityFullyQualifiedName": new, "userName": "bob",
+         "timestamp": t + 3000, "previousVersion": 0.2, "currentVersion": 0.3},
+    ]
+
+
+def test_a_renamed_entity_is_one_row_per_change_named_as_it_was_then(tmp_path):
+    """ut7a #1: a renamed OpenMetadata entity has two fullyQualifiedNames, and every query that showed
+    its name answered each row once per name (changes-by-user: 6 rows for 3 changes)."""
+    store = _store_of(_renamed_table_events(), tmp_path)
+    by_bob = run_query(store, get_query("changes-by-user"), {"user": "ann"}).dicts()
+    assert [r["entity_name"].value for r in by_bob] == ["s.d.x.old_name", "s.d.x.down"]
+    top = run_query(store, get_query("audit-top-entities"), {}).dicts()
+    assert [(r["entity_name"].value, r["events"].value) for r in top] == [
+        ("s.d.x.new_name, s.d.x.old_name", "3"), ("s.d.x.down", "1")]
+    down = run_query(store, get_query("upstream"), {"entity": "s.d.x.down"}).dicts()
+    assert [r["asset_name"].value for r in down] == ["s.d.x.new_name, s.d.x.old_name"]
+    # no named query answers a row twice, once per name
+    values = {"entity": "s.d.x.new_name", "user": "bob", "tag": "PII.Sensitive"}
+    for q in list_queries():
+        required = [p for p in q.params if p.required]
+        if any(p.name not in values for p in required):
+            continue
+        rows = run_query(store, q, {p.name: values[p.name] for p in q.params if p.name in values})
+        keep = [i for i, v in enumerate(rows.variables) if not v.endswith("_name") and v not in ("via", "cascaded_from")]
+        seen = [tuple(r[i] for i in keep) for r in rows.rows]
+        assert len(seen) == len(set(seen)), (q.name, rows.rows)
+    assert main(["check", "--store", str(tmp_path / "db")]) == 0  # a rename is no broken provenance
