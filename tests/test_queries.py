@@ -1096,3 +1096,30 @@ def test_a_renamed_entity_is_one_row_per_change_named_as_it_was_then(tmp_path):
         seen = [tuple(r[i] for i in keep) for r in rows.rows]
         assert len(seen) == len(set(seen)), (q.name, rows.rows)
     assert main(["check", "--store", str(tmp_path / "db")]) == 0  # a rename is no broken provenance
+
+
+@pytest.mark.parametrize("entity, runs", [
+    ("airflow_prod.daily_revenue_etl", 2),  # OpenMetadata pipelineStatus: its runs (runOf)
+    (FCT, 1),  # the DataHub dataProcessInstance run that generated it
+    ("urn:li:dataJob:(urn:li:dataFlow:(airflow,shop_etl,prod),build_fct_orders)", 1),  # runOf
+])
+def test_describe_shows_the_runs_of_a_pipeline_and_of_what_they_used_or_made(embedded, remote, entity, runs):
+    """ut7a #3: describe named a run (fct_orders prov:wasGeneratedBy run) but never described one."""
+    triples = describe_triples(embedded, entity)
+    assert {str(t) for t in triples} == {str(t) for t in describe_triples(remote, entity)}
+    run_type = "https://open-metadata.org/schema/type/changeEvent/Run"
+    described = {t.subject for t in triples if t.predicate.value.endswith("#type") and t.object.value == run_type}
+    assert len(described) == runs
+    for run in described:  # its status and times, not only its type
+        props = {t.predicate.value.rsplit("/", 1)[-1].rsplit("#", 1)[-1] for t in triples if t.subject == run}
+        assert {"executionStatus", "startedAtTime"} <= props, props
+
+
+def test_describe_of_a_child_a_recursive_delete_took_has_the_delete(embedded):
+    """ut7a #4: entity-history showed the cascading delete of OldMargin, describe did not."""
+    triples = describe_triples(embedded, "BusinessGlossary.LegacyKPI.OldMargin")
+    cascades = [t for t in triples if t.predicate.value.endswith("/cascadesTo")]
+    assert len(cascades) == 1
+    event = cascades[0].subject
+    assert any(t.subject == event and t.predicate.value.endswith("/lifecycleChange")
+               and t.object.value.endswith("/HardDeleted") for t in triples)
