@@ -7,8 +7,8 @@ Each ``.rq`` file starts with a comment header that :func:`parse_header` reads::
     # returns: the columns
     # collect: COLUMN          (optional: rows differing only in COLUMN are merged, values joined)
     # driver: KIND [ARGS]      (optional: Python that runs the query, e.g. as the step of a breadth-first search)
-    # if-empty: CHECK          (optional: a check that explains an empty answer in a note, see EMPTY_CHECKS)
-    # if-rows: CHECK           (optional: a check that explains a non-empty answer in a note, see ROW_CHECKS)
+    # if-empty: CHECK...       (optional: checks that explain an empty answer in a note, see EMPTY_CHECKS)
+    # if-rows: CHECK...        (optional: checks that explain a non-empty answer in a note, see ROW_CHECKS)
     # any other comment line is free documentation
 
 Parameter TYPEs: ``entity`` and ``tag`` (an OpenMetadata FQN or a DataHub URN, resolved to the node
@@ -69,8 +69,8 @@ class NamedQuery:
     returns: str = ""
     collect: list[str] = field(default_factory=list)
     driver: str | None = None
-    if_empty: str | None = None
-    if_rows: str | None = None
+    if_empty: list[str] = field(default_factory=list)
+    if_rows: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     path: Path | None = None
 
@@ -101,9 +101,9 @@ def parse_header(name: str, text: str, path: Path | None = None) -> NamedQuery:
         elif key == "driver":
             q.driver = value
         elif key == "if-empty":
-            q.if_empty = value
+            q.if_empty = value.split()
         elif key == "if-rows":
-            q.if_rows = value
+            q.if_rows = value.split()
         elif key == "param":
             parts = value.split(None, 3)
             if len(parts) < 3:
@@ -122,10 +122,12 @@ def parse_header(name: str, text: str, path: Path | None = None) -> NamedQuery:
             q.notes.append(body)
     if q.driver and q.driver.split()[0] not in DRIVERS:
         raise InputError(f"{name}: unknown driver {q.driver!r}")
-    if q.if_empty and q.if_empty not in EMPTY_CHECKS:
-        raise InputError(f"{name}: unknown if-empty check {q.if_empty!r}")
-    if q.if_rows and q.if_rows not in ROW_CHECKS:
-        raise InputError(f"{name}: unknown if-rows check {q.if_rows!r}")
+    for check in q.if_empty:
+        if check not in EMPTY_CHECKS:
+            raise InputError(f"{name}: unknown if-empty check {check!r}")
+    for check in q.if_rows:
+        if check not in ROW_CHECKS:
+            raise InputError(f"{name}: unknown if-rows check {check!r}")
     return q
 
 
@@ -437,10 +439,10 @@ def run_query(store: TripleStore, q: NamedQuery, values: Mapping[str, str] | Non
     if q.collect:
         rows = collect(rows, q.collect)
     keep = [i for i, v in enumerate(rows.variables) if q.param(v) is None]
-    if not rows.rows and q.if_empty:
-        notes += EMPTY_CHECKS[q.if_empty](store, bound)
-    if rows.rows and q.if_rows:
-        notes += ROW_CHECKS[q.if_rows](rows)
+    for check in q.if_empty if not rows.rows else []:
+        notes += EMPTY_CHECKS[check](store, bound)
+    for check in q.if_rows if rows.rows else []:
+        notes += ROW_CHECKS[check](store, bound, rows)
     if not rows.rows and not store.ask("ASK { ?s ?p ?o }"):  # "(0 rows)" must not read as a true answer
         notes.append("the store holds no triples: nothing was loaded into it yet (changeprov load EXPORT), "
                      "or what was loaded mapped no event")
@@ -448,11 +450,11 @@ def run_query(store: TripleStore, q: NamedQuery, values: Mapping[str, str] | Non
 
 
 _VERSIONED = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
-              "ASK { ?event om:affectsEntity ?entity ; om:currentVersion ?v }")
+              "ASK {\n#@bindings\n?event om:affectsEntity ?entity ; om:currentVersion ?v }")
 
 
 _FIRST_EVENT = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
-                "SELECT ?entity (MIN(?t) AS ?first) WHERE { ?event om:affectsEntity ?entity ; om:timestamp ?t }\n"
+                "SELECT ?entity (MIN(?t) AS ?first) WHERE {\n#@bindings\n?event om:affectsEntity ?entity ; om:timestamp ?t }\n"
                 "GROUP BY ?entity")
 
 
@@ -494,14 +496,70 @@ def _unchanged_field(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.L
             f"a name also matches nested names ending in .NAME); its changed fields are: {shown}"]
 
 
+_VERSIONS = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+             "SELECT DISTINCT ?entity ?v WHERE {\n#@bindings\n?event om:affectsEntity ?entity ; om:currentVersion ?v }")
+
+
+def _versions_note(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Literal]) -> list[str]:
+    """A version the entity never had (ut7a #7): version=1.0 of an entity at 0.5 then 1.5 answers
+    the state at 0.5, which is right, but it must not read as "1.0 looked like this"."""
+    if "version" not in bound:
+        return []
+    asked = Decimal(bound["version"].value)
+    known = sorted({Decimal(r[1].value) for r in store.select(_VERSIONS, {"entity": bound["entity"]}).rows})
+    if not known or asked in known:
+        return []
+    shown = ", ".join(str(v) for v in known[:12]) + (f", … ({len(known)} in all)" if len(known) > 12 else "")
+    before = [v for v in known if v < asked]
+    where = (f"the state shown is at {before[-1]}, its last version before it" if before
+             else "it is before the entity's first version")
+    return [f"version {bound['version'].value} is not a version of this entity ({shown}): {where}"]
+
+
+def _unversioned_or_unknown(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Literal]) -> list[str]:
+    return _unversioned(store, bound) or _versions_note(store, bound)
+
+
+_IMPERSONATED = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+                 "SELECT ?user ?since ?until (COUNT(DISTINCT ?event) AS ?n) WHERE {\n#@bindings\n"
+                 "?event om:impersonatedBy ?user ; om:timestamp ?time .\n"
+                 "FILTER(COALESCE(?time >= ?since, true)) FILTER(COALESCE(?time <= ?until, true)) } GROUP BY ?user ?since ?until")
+
+
+def _impersonations(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Literal], rows: Rows | None = None) -> list[str]:
+    """A bot that acts on behalf of users is the changes' impersonator, not their performer (ut7a #6):
+    say how many changes it made that way, or its "(0 rows)" reads as "it changed nothing"."""
+    found = store.select(_IMPERSONATED, {k: v for k, v in bound.items() if k in ("user", "since", "until")}).rows
+    n = int(found[0][-1].value) if found else 0
+    if not n:
+        return []
+    return [f"{user_name(bound['user'].value)} also made {n} change(s) on behalf of other users "
+            "(om-event:impersonatedBy), listed under the users they acted for; `changeprov audit` lists them "
+            "as impersonated"]
+
+
+_IS_COLUMN = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+              "ASK {\n#@bindings\n?entity a om:Column }")
+
+
+def _column_lineage(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Literal]) -> list[str]:
+    """upstream / downstream follow dataset-level edges; of a column they answer nothing (ut7a #5)."""
+    if not store.ask(_IS_COLUMN, {"entity": bound["entity"]}):
+        return []
+    return ["this is a column: upstream and downstream follow dataset-level lineage only; the column's own "
+            "lineage edges (OpenMetadata columnsLineage, DataHub fineGrainedLineages) are in "
+            "`changeprov describe` of the column, and its table's lineage in upstream/downstream of the table"]
+
+
 #: ``# if-empty: NAME`` checks: (store, bound parameters) → notes explaining an empty answer
-EMPTY_CHECKS = {"unversioned": _unversioned, "unchanged-field": _unchanged_field}
+EMPTY_CHECKS = {"unversioned": _unversioned_or_unknown, "unchanged-field": _unchanged_field,
+                "impersonations": _impersonations, "column-lineage": _column_lineage}
 
 
 _CATEGORY = re.compile(r"[A-Z][A-Z_]*")
 
 
-def _datahub_views(rows: Rows) -> list[str]:
+def _datahub_views(_store: TripleStore, _bound: Mapping, rows: Rows) -> list[str]:
     """A DataHub entity's state mixes two views of the same changes (ut6a #7): say so, or "who owns
     it?" reads as two different answers."""
     if "field" not in rows.variables:
@@ -521,7 +579,8 @@ def _datahub_views(rows: Rows) -> list[str]:
 
 
 #: ``# if-rows: NAME`` checks: rows → notes explaining an answer
-ROW_CHECKS = {"datahub-views": _datahub_views}
+ROW_CHECKS = {"datahub-views": _datahub_views, "impersonations": _impersonations,
+              "unknown-version": lambda store, bound, _rows: _versions_note(store, bound)}
 
 
 def _text(term) -> str:

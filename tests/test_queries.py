@@ -977,10 +977,11 @@ def test_csv_and_table_times_have_milliseconds_and_versions_a_point(db, capsys):
 @pytest.mark.parametrize("entity, note", [(ORDERS, True), (OM_ORDERS, False)])
 def test_entity_state_at_a_version_of_an_unversioned_entity_says_why_it_is_empty(embedded, entity, note):
     """A user's test: version=… on a DataHub URN answered 0 rows, with nothing to say that DataHub
-    events carry no version. An OpenMetadata entity before its first version is simply empty."""
+    events carry no version. An OpenMetadata entity before its first version says that (ut7a #7)."""
     rows = run_query(embedded, get_query("entity-state"), {"entity": entity, "version": "0.01"})
-    assert rows.rows == []
-    assert [("only OpenMetadata events carry a currentVersion" in n) for n in rows.notes] == ([True] if note else [])
+    assert rows.rows == [] and len(rows.notes) == 1
+    assert ("only OpenMetadata events carry a currentVersion" in rows.notes[0]) == note
+    assert rows.notes[0].endswith("it is before the entity's first version") != note
 
 
 @pytest.mark.parametrize("entity, field, listed", [(OM_ORDERS, "TAGS", "columns.customer_email.tags, "),
@@ -1123,3 +1124,39 @@ def test_describe_of_a_child_a_recursive_delete_took_has_the_delete(embedded):
     event = cascades[0].subject
     assert any(t.subject == event and t.predicate.value.endswith("/lifecycleChange")
                and t.object.value.endswith("/HardDeleted") for t in triples)
+
+
+@pytest.mark.parametrize("version, note", [
+    ("1.0", "version 1.0 is not a version of this entity (0.1, 0.2, 0.3, 0.4, 0.5, 1.5): the state shown is at 0.5, "
+            "its last version before it"),
+    ("9", "version 9 is not a version of this entity (0.1, 0.2, 0.3, 0.4, 0.5, 1.5): the state shown is at 1.5, "
+          "its last version before it"),
+    ("-1", "version -1 is not a version of this entity (0.1, 0.2, 0.3, 0.4, 0.5, 1.5): it is before the entity's "
+           "first version"),
+    ("0.5", None),
+])
+def test_a_version_the_entity_never_had_says_so(store, version, note):
+    """ut7a #7: version=1.0 of an entity at 0.5 then 1.5 answered 0.5's state as if 1.0 had existed."""
+    rows = run_query(store, get_query("entity-state"), {"entity": OM_ORDERS, "version": version})
+    assert bool(rows.rows) == (version != "-1")
+    assert rows.notes == ([note] if note else [])
+
+
+def test_an_impersonator_is_told_where_its_changes_are(store):
+    """ut7a #6: the bot that audit says made a change on behalf of david.kim had "(0 rows)"."""
+    bot = run_query(store, get_query("changes-by-user"), {"user": "metadata-agent-bot"})
+    assert bot.rows == [] and bot.notes == [
+        "metadata-agent-bot also made 1 change(s) on behalf of other users (om-event:impersonatedBy), listed under "
+        "the users they acted for; `changeprov audit` lists them as impersonated"]
+    before = run_query(store, get_query("changes-by-user"), {"user": "metadata-agent-bot", "until": "2020-01-01"})
+    assert before.rows == [] and before.notes == []
+    assert not run_query(store, get_query("changes-by-user"), {"user": "david.kim"}).notes
+
+
+@pytest.mark.parametrize("query", ["upstream", "downstream", "impact"])
+def test_the_lineage_of_a_column_says_it_follows_datasets(store, query):
+    """ut7a #5: upstream of a column answered "(0 rows)" though the column has lineage edges."""
+    rows = run_query(store, get_query(query), {"entity": "mysql_prod.ecommerce.analytics.daily_revenue.gross_revenue"})
+    assert rows.rows == [] and len(rows.notes) == 1 and rows.notes[0].startswith("this is a column: ")
+    table = run_query(store, get_query(query), {"entity": OM_DR})
+    assert not table.notes
