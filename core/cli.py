@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import re
 import signal
 import sys
 import threading
@@ -60,6 +61,22 @@ def _quiet_py4j() -> None:
         root.addHandler(handler)
 
 
+_QUOTED_CONTROL = re.compile(r"'([\x00-\x1f\x7f])'")
+
+
+def one_line(message: str) -> str:
+    """An error message as one line: a control character an engine quotes is named (U+000A), and
+    line breaks of a message that spans lines become spaces.
+
+    >>> one_line("Invalid IRI code point '\\n'")
+    "Invalid IRI code point 'U+000A'"
+    >>> one_line("expected one of a,\\n  b")
+    'expected one of a, b'
+    """
+    named = _QUOTED_CONTROL.sub(lambda m: f"'U+{ord(m.group(1)):04X}'", message)
+    return re.sub(r"\s*[\r\n]+\s*", " ", named).strip()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -72,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args._run(args)
     except ChangeprovError as exc:
-        print(f"changeprov {args.command}: error: {exc}", file=sys.stderr)
+        print(f"changeprov {args.command}: error: {one_line(str(exc))}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt as exc:
         print(f"changeprov {args.command}: {'terminated' if isinstance(exc, Terminated) else 'interrupted'}",

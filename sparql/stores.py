@@ -78,6 +78,35 @@ def refuse_service(query: str, *, allow_service: bool = False) -> None:
                          "refused unless --allow-service is given")
 
 
+#: pyoxigraph lists the code point ranges a SPARQL name may start with (PN_CHARS_BASE), over 4 lines
+_NAME_RANGES = re.compile(r"\[\s*'A'\s*\.\.=\s*'Z'.*?\]", re.S)
+_AT = re.compile(r"error at (\d+):(\d+): ")
+
+
+def sparql_syntax_error(detail: str, query: str) -> InputError:
+    """The engine's syntax error in one line: where (line, column and the text before it) and a
+    shortened list of what the parser expected there.
+
+    >>> print(sparql_syntax_error("error at 1:25: expected one of \\"?\\", FILTER, ['A' ..= 'Z' | 'a'\\n| 'b'], [_]",
+    ...                         "SELECT ?s WHERE { ?s ?p "))
+    SPARQL syntax error at the end of the query, after 'SELECT ?s WHERE { ?s ?p': expected one of "?", FILTER, a name, [_]
+    """
+    text = " ".join(_NAME_RANGES.sub("a name", detail).replace("['0'..='9']", "a digit").split())
+    where = _AT.match(text)
+    if where:
+        line_no, column = int(where.group(1)), int(where.group(2))
+        lines = query.splitlines() or [""]
+        at_end = line_no > len(lines) or (line_no == len(lines) and column > len(lines[-1]))
+        before = (" ".join(query.split()) if at_end else
+                  lines[line_no - 1][:column - 1] if line_no >= 1 else "")
+        text = ("at the end of the query" if at_end else f"at line {line_no}, column {column}") \
+            + (f", after '{'…' if len(before) > 40 else ''}{before[-40:]}'" if before.strip() else "") \
+            + ": " + text[where.end():]
+    if len(text) > 400:
+        text = text[:400] + " …"
+    return InputError(f"SPARQL syntax error {text}" if where else f"SPARQL syntax error: {text}")
+
+
 @dataclass
 class Rows:
     """A SELECT result: variable names and rows of pyoxigraph terms (None = unbound)."""
@@ -211,7 +240,7 @@ class EmbeddedStore(TripleStore):
         try:
             return self._store.query(query, substitutions=self._subs(bindings))
         except SyntaxError as exc:
-            raise InputError(f"SPARQL syntax error: {exc}") from None
+            raise sparql_syntax_error(str(exc), query) from None
         except (RuntimeError, ValueError, OSError) as exc:
             raise StoreError(f"query failed: {exc}") from None
 
@@ -336,7 +365,7 @@ class MemoryStore(TripleStore):
         try:
             prepared = prepareQuery(query)
         except Exception as exc:  # pyparsing errors
-            raise InputError(f"SPARQL syntax error: {exc}") from None
+            raise sparql_syntax_error(str(exc), query) from None
         return self._graph.query(prepared, initBindings={k: to_rdflib(v) for k, v in (bindings or {}).items()})
 
     def select(self, query, bindings=None) -> Rows:

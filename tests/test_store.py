@@ -565,3 +565,32 @@ def test_a_store_whose_load_did_not_finish_says_so_to_every_reader(tmp_path, cap
     capsys.readouterr()
     assert main(query) == 0
     assert "warning" not in capsys.readouterr().err
+
+
+def test_a_line_break_inside_an_iri_is_named_in_a_one_line_error(tmp_path, capsys):
+    """ut7a #8: a part file cut inside an IRI printed the engine's quoted line break raw, over two lines."""
+    cut = NT.replace(b"<http://ex.org/a>", b"<http://ex.org/\na>")
+    exp = make_export(tmp_path / "exp", {"x/2024-03-01/part-00000": cut})
+    assert main(["load", str(exp), "--store", str(tmp_path / "db")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("changeprov load: error: invalid N-Triples in triples/source=x/date=2024-03-01/part-00000.nt: ")
+    assert "'U+000A'" in err, err
+
+
+@pytest.mark.parametrize("text, message", [
+    ("SELECT ?s WHERE { ?s ?p }\n", "SPARQL syntax error at the end of the query, after 'SELECT ?s WHERE { ?s ?p }': "
+                                    "expected OPTIONAL"),
+    ("SELECT ?s WHERE { ?s ?p ", "SPARQL syntax error at the end of the query, after 'SELECT ?s WHERE { ?s ?p': "
+                                 "expected one of "),
+])
+def test_a_sparql_syntax_error_is_one_line_saying_where(tmp_path, capsys, text, message):
+    """ut6a #11, ut7a #8: pyoxigraph's "error at 2:1: expected OPTIONAL", and its list of name ranges over
+    four lines."""
+    rq = tmp_path / "bad.rq"
+    rq.write_text(text)
+    with open_store("embedded", path=tmp_path / "db", create=True):
+        pass
+    assert main(["query", "--file", str(rq), "--store", str(tmp_path / "db")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"changeprov query: error: {message}"), err
+    assert "'\\u{00C0}'" not in err
