@@ -32,12 +32,14 @@ helpers they share, ``generate_vocab`` the fake company's names.
 
 from __future__ import annotations
 
+import bz2 as _bz2
 import gzip as _gzip
 import heapq
 import json
 import queue
 import random
 import threading
+import zlib
 from collections import deque
 from pathlib import Path
 from typing import Iterator
@@ -47,7 +49,8 @@ from changeprov.generate_datahub_jobs import _DataHubJobs
 from changeprov.generate_openmetadata import _OpenMetadataEvents
 from changeprov.generate_state import CT, _OM_PATH, _Pool, _ref, _uid, _uuid5, dumps
 from changeprov.generate_vocab import DB_SERVICES, DH_DOMAINS, DOMAINS, FIRST, LAST, OTHER_TAGS, PII_DESC, TEAMS, TIERS
-from changeprov.mapping.inputs import replaced_on_success
+from changeprov.errors import InputError
+from changeprov.mapping.inputs import HADOOP_ONLY_CODECS, codec_of, replaced_on_success
 
 __all__ = ["generate", "iter_lines", "FAMILIES", "HOSTILE_KINDS", "EXPECTED_REASONS"]
 
@@ -294,9 +297,36 @@ def _gzip_sink(raw):
     return _gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=1, mtime=0)
 
 
+class _DeflateSink:
+    """Hadoop's DeflateCodec: one zlib stream (mapping.inputs reads it back)."""
+
+    def __init__(self, raw):
+        self._raw, self._z = raw, zlib.compressobj(1)
+
+    def write(self, data: bytes) -> None:
+        self._raw.write(self._z.compress(data))
+
+    def close(self) -> None:
+        self._raw.write(self._z.flush())
+
+
+def _sink(raw, codec: str | None):
+    """The writer for the output's compression suffix, as `map` and `export` read it."""
+    if codec == ".gz":
+        return _gzip_sink(raw)
+    if codec == ".bz2":
+        return _bz2.BZ2File(raw, "wb", compresslevel=1)
+    if codec == ".deflate":
+        return _DeflateSink(raw)
+    return raw
+
+
 def generate(path, *, events: int, seed: int = 0, hostile_share: float = 0.01, days: int = DAYS,
              gzip: bool | None = None) -> dict:
-    """Write ``events`` JSONL lines to ``path`` (gzip if it ends with .gz or gzip=True); return a summary.
+    """Write ``events`` JSONL lines to ``path``, compressed by its suffix as `map` and `export` read
+    it (``.gz``, ``.bz2``, ``.deflate``, any case; ``gzip=True`` forces gzip, ``False`` plain text);
+    return a summary. A suffix only Hadoop reads (``.zst``, ``.lz4``, ``.snappy``) is refused: a
+    file named so would be plain text that no reader takes for what its name says.
 
     The file appears at ``path`` only when every line is written: a failed or interrupted run leaves
     none (``replaced_on_success``: missing parent folders are created, a folder is refused, OSError
@@ -307,7 +337,10 @@ def generate(path, *, events: int, seed: int = 0, hostile_share: float = 0.01, d
     ``unique_events`` (= sum of ``families``, what a correct pipeline should count). ``lines`` equals
     ``unique_events + sum(hostile) + blank + duplicates``.
     """
-    use_gzip = str(path).endswith(".gz") if gzip is None else bool(gzip)
+    codec = codec_of(path) if gzip is None else ".gz" if gzip else None
+    if codec in HADOOP_ONLY_CODECS:
+        raise InputError(f"{path}: generate writes plain JSONL or .gz, .bz2 or .deflate, not {codec} "
+                         f"({HADOOP_ONLY_CODECS[codec]}); name the file .jsonl or .jsonl.gz")
     families = {f: 0 for f in FAMILIES}
     hostile = {k: 0 for k in HOSTILE_KINDS if k not in ("blank", "duplicate")}
     blank = dup = lines = 0
@@ -315,7 +348,7 @@ def generate(path, *, events: int, seed: int = 0, hostile_share: float = 0.01, d
     error = []
 
     with replaced_on_success(Path(path)) as raw:
-        sink = _gzip_sink(raw) if use_gzip else raw
+        sink = _sink(raw, codec)
 
         def writer():
             try:
@@ -360,5 +393,6 @@ def generate(path, *, events: int, seed: int = 0, hostile_share: float = 0.01, d
             raise error[0]
         if sink is not raw:
             sink.close()
-    return {"path": str(path), "lines": lines, "seed": seed, "gzip": use_gzip, "families": families,
+    return {"path": str(path), "lines": lines, "seed": seed, "gzip": codec == ".gz", "compression": codec,
+            "families": families,
             "hostile": hostile, "blank": blank, "duplicates": dup, "unique_events": sum(families.values())}

@@ -195,3 +195,25 @@ def test_days_sets_the_time_span():
     assert len(default) > 100
     with pytest.raises(ValueError):
         list(iter_lines(10, days=0))
+
+
+@pytest.mark.parametrize("name", ["events.jsonl.bz2", "events.jsonl.deflate", "EVENTS.JSONL.GZ"])
+def test_every_suffix_map_reads_is_written_compressed_so(run, tmp_path, name):
+    """ut7a #9: `generate --out x.jsonl.bz2` wrote plain JSON under the name, which `map` then could not read."""
+    from changeprov.mapping.inputs import open_input
+
+    path, _ = run
+    out = tmp_path / name
+    summary = generate(out, events=N, seed=0)
+    assert summary["compression"] == "." + name.lower().rsplit(".", 1)[1]
+    assert out.read_bytes()[:64] != path.read_bytes()[:64]
+    with open_input(out) as fh:
+        assert fh.read() == path.read_bytes()
+
+
+def test_a_suffix_only_hadoop_reads_is_refused_and_nothing_written(tmp_path):
+    from changeprov.errors import InputError
+
+    with pytest.raises(InputError, match=r"not \.zst \(Zstandard\)"):
+        generate(tmp_path / "e.jsonl.zst", events=5, seed=0)
+    assert list(tmp_path.iterdir()) == []
