@@ -71,6 +71,8 @@ def run_load(args: argparse.Namespace) -> int:
         raise
     print(f"loaded {report.files} file(s) into {store.description}: {report.triples_added:,} triples added, "
           f"{report.triples_after:,} in the store, {report.seconds:.2f} s")
+    for warning in report.warnings:
+        print(f"changeprov load: warning: {warning}", file=sys.stderr)
     return 0
 
 

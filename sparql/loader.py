@@ -26,11 +26,12 @@ leave the batches before it in, and loading again completes them.
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -52,6 +53,8 @@ class LoadReport:
     seconds: float
     #: time spent compacting the indexes after the load (None: not compacted)
     optimize_seconds: float | None = None
+    #: what does not agree with the export's manifest.json (the CLI prints them as warnings)
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def triples_added(self) -> int:
@@ -158,6 +161,37 @@ def _located(exc: NTriplesSyntaxError, files: list[Path], root: Path) -> InputEr
             return InputError(f"invalid N-Triples in {path.relative_to(root)}: {problem}")
         line -= spans
     return exc
+
+
+#: a part file as `changeprov export` names it: part-NNNNN (an overwrite run) or part-<run id>-NNNNN (append)
+_PART = re.compile(r"part-(?:([0-9a-f]{12})-)?[0-9]{5}\.nt(?:\.gz)?")
+
+
+def manifest_warnings(root: Path, files: list[Path], *, before: int, after: int) -> list[str]:
+    """What about a loaded export does not agree with its ``manifest.json`` (ut7a #10): no manifest,
+    part files no run of it wrote, or, for a one-run export loaded into an empty store, a triple count
+    other than the run's. Each means the files were changed after the run; the load itself stands."""
+    path = root / "manifest.json"
+    try:
+        manifest = json.loads(path.read_text("utf-8"))
+        runs = [manifest, *manifest.get("previous_runs", [])]
+        ids = {str(r.get("run_id", ""))[:12] for r in runs}
+        counted = manifest.get("counts", {}).get("triples")
+    except FileNotFoundError:
+        return [f"{root} has no manifest.json: the loaded triples are not checked against the counts of the "
+                "export run that wrote them"]
+    except (OSError, ValueError, AttributeError, TypeError) as exc:
+        return [f"{path} is not an export manifest ({type(exc).__name__}): the loaded triples are not checked "
+                "against it"]
+    warnings = []
+    strays = [p for p in files if not ((m := _PART.fullmatch(p.name)) and (m.group(1) is None or m.group(1) in ids))]
+    if strays:
+        warnings.append(f"{len(strays)} part file(s) that no run of manifest.json wrote: "
+                        + ", ".join(str(p.relative_to(root)) for p in strays[:5]) + (" …" if len(strays) > 5 else ""))
+    if before == 0 and len(runs) == 1 and isinstance(counted, int) and after != counted:
+        warnings.append(f"the store holds {after:,} triples, the export run of manifest.json wrote {counted:,}: "
+                        "its part files were changed, added or removed after the run")
+    return warnings
 
 
 def check_files(files: list[Path], root: Path) -> None:
@@ -275,7 +309,8 @@ def load_export(store: TripleStore, export_dir: str | Path,
         began = time.monotonic()
         store.optimize()
         optimize_seconds = time.monotonic() - began
-    report = LoadReport(len(files), bytes_read, before, after, time.monotonic() - started, optimize_seconds)
+    report = LoadReport(len(files), bytes_read, before, after, time.monotonic() - started, optimize_seconds,
+                        manifest_warnings(root, files, before=before, after=after))
     progress(f"done: {report.triples_added:,} new triples ({after:,} in the store) from {len(files)} file(s), "
              f"{report.bytes_read:,} bytes in {report.seconds:.2f} s"
              + (f" (compaction {optimize_seconds:.2f} s)" if optimize_seconds is not None else ""))

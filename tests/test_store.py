@@ -594,3 +594,28 @@ def test_a_sparql_syntax_error_is_one_line_saying_where(tmp_path, capsys, text, 
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith(f"changeprov query: error: {message}"), err
     assert "'\\u{00C0}'" not in err
+
+
+def test_load_warns_when_the_export_does_not_agree_with_its_manifest(tmp_path):
+    """ut7a #10: an export without its manifest, or with a part file added after the run, loaded silently."""
+    import json
+
+    files = {"x/2024-03-01/part-00000": NT}
+    exp = make_export(tmp_path / "exp", files)
+    (exp / "manifest.json").write_text(json.dumps({"run_id": "a" * 32, "counts": {"triples": 2}}))
+
+    def warnings(export, name):
+        with open_store("embedded", path=tmp_path / name, create=True) as store:
+            return load_export(store, export).warnings
+
+    assert warnings(exp, "ok") == []
+    stray = exp / "triples" / "source=x" / "date=2024-03-01" / "part-bbbbbbbbbbbb-00000.nt"
+    stray.write_bytes(b'<http://ex.org/z> <http://ex.org/p> "9" .\n')
+    assert warnings(exp, "stray") == [
+        "1 part file(s) that no run of manifest.json wrote: triples/source=x/date=2024-03-01/part-bbbbbbbbbbbb-00000.nt",
+        "the store holds 3 triples, the export run of manifest.json wrote 2: its part files were changed, added or "
+        "removed after the run"]
+    stray.unlink()
+    (exp / "manifest.json").unlink()
+    assert warnings(exp, "none") == [f"{exp} has no manifest.json: the loaded triples are not checked against the "
+                                     "counts of the export run that wrote them"]
