@@ -454,7 +454,8 @@ _VERSIONED = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n
 
 
 _FIRST_EVENT = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
-                "SELECT ?entity (MIN(?t) AS ?first) WHERE {\n#@bindings\n?event om:affectsEntity ?entity ; om:timestamp ?t }\n"
+                "SELECT ?entity (MIN(?t) AS ?first) WHERE {\n#@bindings\n"
+                "?event om:affectsEntity ?entity ; om:timestamp ?t }\n"
                 "GROUP BY ?entity")
 
 
@@ -523,10 +524,12 @@ def _unversioned_or_unknown(store: TripleStore, bound: Mapping[str, ox.NamedNode
 _IMPERSONATED = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
                  "SELECT ?user ?since ?until (COUNT(DISTINCT ?event) AS ?n) WHERE {\n#@bindings\n"
                  "?event om:impersonatedBy ?user ; om:timestamp ?time .\n"
-                 "FILTER(COALESCE(?time >= ?since, true)) FILTER(COALESCE(?time <= ?until, true)) } GROUP BY ?user ?since ?until")
+                 "FILTER(COALESCE(?time >= ?since, true)) FILTER(COALESCE(?time <= ?until, true)) }\n"
+                 "GROUP BY ?user ?since ?until")
 
 
-def _impersonations(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Literal], rows: Rows | None = None) -> list[str]:
+def _impersonations(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Literal],
+                    _rows: Rows | None = None) -> list[str]:
     """A bot that acts on behalf of users is the changes' impersonator, not their performer (ut7a #6):
     say how many changes it made that way, or its "(0 rows)" reads as "it changed nothing"."""
     found = store.select(_IMPERSONATED, {k: v for k, v in bound.items() if k in ("user", "since", "until")}).rows
