@@ -73,13 +73,12 @@ def _upstream_lineage(g: Graph, event: NamedNode, entity: NamedNode, old: Any, n
     now = _upstreams(g, new, "aspect")
     before = _upstreams(g, old, "previousAspectValue")
     for u, (node, kind) in sorted(now.items()):
-        edge = g.lineage(event, entity, node)
-        g.lit(edge, om("lineageSource"), kind)
+        g.lineage(event, entity, node, details={"lineageSource": kind})
     for u in sorted(before.keys() - now.keys()):
         g.lineage(event, entity, before[u][0], removed=True)
     cols_now, cols_before = _fine_grained(g, new, "aspect"), _fine_grained(g, old, "previousAspectValue")
     for key, (down, up, op) in sorted(cols_now.items()):
-        g.lit(g.lineage(event, down, up), om("transformOperation"), op)
+        g.lineage(event, down, up, details={"transformOperation": op})
     for key in sorted(cols_before.keys() - cols_now.keys()):
         down, up, _ = cols_before[key]
         g.lineage(event, down, up, removed=True)

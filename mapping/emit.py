@@ -39,6 +39,10 @@ def lineage_edge(down: NamedNode, up: NamedNode) -> NamedNode:
     return minted("lineage", down.value, up.value)
 
 
+def lineage_assertion(edge: NamedNode, event: NamedNode) -> NamedNode:
+    return minted("assertion", edge.value, event.value)
+
+
 # ---------------------------------------------------------------- literals
 
 
@@ -125,8 +129,14 @@ class Graph:
             self.a(node, prov("Organization"))
         return node
 
-    def lineage(self, event: NamedNode, down: NamedNode, up: NamedNode, *, removed: bool = False) -> NamedNode:
-        """A time-bounded derivation ``down ← up`` asserted (or retracted) by ``event``."""
+    def lineage(self, event: NamedNode, down: NamedNode, up: NamedNode, *, removed: bool = False,
+                details: dict[str, Any] | None = None) -> NamedNode:
+        """A time-bounded derivation ``down ← up`` asserted (or retracted) by ``event``.
+
+        ``details`` (property local name → a value for ``lit`` or a node; None: none) are what an
+        adding event says of the edge (its SQL, source, pipeline, transform). They go on the node of
+        that event's assertion, ``id:assertion/{H(edge, event)}``, not on the edge: an edge re-added
+        with another SQL keeps each SQL with the event and time that stated it."""
         edge = lineage_edge(down, up)
         self.a(edge, om("LineageEdge"))
         self.add(down, prov("qualifiedDerivation"), edge)
@@ -134,6 +144,17 @@ class Graph:
         # PROV: a qualified derivation implies the unqualified one; a removed edge did exist.
         self.add(down, prov("wasDerivedFrom"), up)
         self.add(edge, om("removedBy") if removed else om("addedBy"), event)
+        stated = {k: v for k, v in (details or {}).items() if v is not None}
+        if stated and not removed:
+            assertion = lineage_assertion(edge, event)
+            self.a(assertion, om("LineageAssertion"))
+            self.add(edge, om("assertion"), assertion)
+            self.add(assertion, om("assertedBy"), event)
+            for name, value in stated.items():
+                if isinstance(value, NamedNode):
+                    self.add(assertion, om(name), value)
+                else:
+                    self.lit(assertion, om(name), value)
         return edge
 
     def concept(self, s: NamedNode, p: NamedNode, curie: str) -> None:

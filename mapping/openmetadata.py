@@ -148,16 +148,15 @@ def _lineage(g: Graph, event: NamedNode, edge: Any, *, removed: bool) -> NamedNo
         node = checked(f"entity.{end}.id", om_entity, ref_type, ref_id)
         ends[end] = g.entity(node, asset_type=ref_type, fqn=get(ref, "fullyQualifiedName", str))
     down, up = ends["toEntity"], ends["fromEntity"]
-    link = g.lineage(event, down, up, removed=removed)
     details = get(edge, "lineageDetails", dict) or {}
-    g.lit(link, om("sqlQuery"), get(details, "sqlQuery", str))
-    g.lit(link, om("lineageSource"), get(details, "source", str))
+    sql, source = get(details, "sqlQuery", str), get(details, "source", str)
     pipeline = get(details, "pipeline", dict)
+    via = None
     if pipeline:
         via = checked("entity.lineageDetails.pipeline.id", om_entity, get(pipeline, "type", str, required=True),
                       get(pipeline, "id", str, required=True))
-        g.add(link, om("viaPipeline"), g.entity(via, asset_type=pipeline["type"],
-                                                   fqn=get(pipeline, "fullyQualifiedName", str)))
+        g.entity(via, asset_type=pipeline["type"], fqn=get(pipeline, "fullyQualifiedName", str))
+    g.lineage(event, down, up, removed=removed, details={"sqlQuery": sql, "lineageSource": source, "viaPipeline": via})
     for i, col in enumerate(get(details, "columnsLineage", list) or []):
         path = f"entity.lineageDetails.columnsLineage[{i}]"
         if not isinstance(col, dict):
@@ -169,8 +168,8 @@ def _lineage(g: Graph, event: NamedNode, edge: Any, *, removed: bool) -> NamedNo
         for j, from_fqn in enumerate(get(col, "fromColumns", list) or []):
             if not isinstance(from_fqn, str):
                 raise Rejected("BAD_TYPE", f"{path}.fromColumns[{j}]: expected a string")
-            col_link = g.lineage(event, to_col, _column(g, f"{path}.fromColumns[{j}]", from_fqn), removed=removed)
-            g.lit(col_link, om("transformOperation"), get(col, "function", str))
+            g.lineage(event, to_col, _column(g, f"{path}.fromColumns[{j}]", from_fqn), removed=removed,
+                      details={"transformOperation": get(col, "function", str)})
     return down
 
 

@@ -405,11 +405,11 @@ def _lineage_triples(e: dict, event: Column, removed: Column) -> Column:
         trip += entity_triples(iri(e[end]), asset_type=e[f"{end}_type"], fqn=e[f"{end}_fullyQualifiedName"])
     via = iri(e["via"])
 
-    def link_extra(ln):
+    def details(ln):  # on the assertion node (shapes.lineage_triples)
         return [triple(ln, om("sqlQuery"), literal(e["sql"])), triple(ln, om("lineageSource"), literal(e["source"])),
                 triple(ln, om("viaPipeline"), via)]
 
-    link = lineage_triples(event, e["to"], e["from"], removed, link_extra)
+    link = lineage_triples(event, e["to"], e["from"], removed, details)
     trip += [F.when(e["has_pipe"], t) for t in
              entity_triples(via, asset_type=e["pipe_type"], fqn=e["pipe_fullyQualifiedName"])]
 

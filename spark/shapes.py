@@ -10,7 +10,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from changeprov.mapping.vocab import expand
-from changeprov.spark.sqlterms import datetime_literal, iri, let, literal, minted, table, term, triple
+from changeprov.spark.sqlterms import cat, datetime_literal, iri, let, literal, minted, table, term, triple
 
 FIELD_LISTS = {"added": "fieldsAdded", "updated": "fieldsUpdated", "deleted": "fieldsDeleted"}
 FIELD_KINDS = {**FIELD_LISTS, "initial": "fieldsAdded", "dropped": "fieldsDeleted"}  # mapping.events.FIELD_KINDS
@@ -56,18 +56,32 @@ def agent_triples(node: Column, organization: Column | None = None) -> list[Colu
     return out
 
 
-def lineage_triples(event: Column, down: Column, up: Column, removed, extra=None) -> Column:
-    """array of Graph.lineage's triples (``event``, ``down``, ``up`` are IRI texts) plus
-    ``extra(edge_term)``; ``removed`` a bool or a boolean Column."""
+def lineage_triples(event: Column, down: Column, up: Column, removed, details=None) -> Column:
+    """array of Graph.lineage's triples (``event``, ``down``, ``up`` are IRI texts); ``removed`` a
+    bool or a boolean Column; ``details(assertion_term)`` the detail triples an adding event states,
+    on its assertion node, which exists when one of them does (a null triple is none)."""
+    edge_text = minted("lineage", down, up)
+    names = {"e": iri(edge_text), "d": iri(down), "u": iri(up)}
+    stating = details is not None and removed is not True
+    if stating:
+        names["a"] = iri(minted("assertion", edge_text, event))
+
     def body(c):
         e, d, u = c["e"], c["d"], c["u"]
         by = om("removedBy" if removed else "addedBy") if isinstance(removed, bool) else \
             F.when(removed, om("removedBy")).otherwise(om("addedBy"))
-        return F.array(triple(e, RDF_TYPE(), om("LineageEdge")), triple(d, prov("qualifiedDerivation"), e),
-                       triple(e, prov("entity"), u), triple(d, prov("wasDerivedFrom"), u),
-                       triple(e, by, iri(event)), *(extra(e) if extra else []))
+        edge = F.array(triple(e, RDF_TYPE(), om("LineageEdge")), triple(d, prov("qualifiedDerivation"), e),
+                       triple(e, prov("entity"), u), triple(d, prov("wasDerivedFrom"), u), triple(e, by, iri(event)))
+        if not stating:
+            return edge
+        a = c["a"]
+        stated = F.filter(F.array(*details(a)), lambda t: t.isNotNull())
+        adding = F.lit(True) if removed is False else ~removed
+        return cat(edge, F.when(adding & (F.size(stated) > 0), F.concat(F.array(
+            triple(a, RDF_TYPE(), om("LineageAssertion")), triple(e, om("assertion"), a),
+            triple(a, om("assertedBy"), iri(event))), stated)))
 
-    return let({"e": iri(minted("lineage", down, up)), "d": iri(down), "u": iri(up)}, body)
+    return let(names, body)
 
 
 def event_triples(ev: Column, *, event_type: Column, ms: Column, entity: Column, agent: Column | None = None,

@@ -88,8 +88,9 @@ addedSchemaField FieldChange Column | removedSchemaField FieldChange Column | ch
 addedInput FieldChange MetadataEntity | removedInput FieldChange MetadataEntity
 addedOutput FieldChange MetadataEntity | removedOutput FieldChange MetadataEntity
 addedBy LineageEdge ChangeEvent | removedBy LineageEdge ChangeEvent | setsUpstreamsOf ChangeEvent MetadataEntity
-viaPipeline LineageEdge MetadataEntity | runOf Run MetadataEntity | runRecord Run MetadataEntity
+viaPipeline LineageAssertion MetadataEntity | runOf Run MetadataEntity | runRecord Run MetadataEntity
 proposalFor ChangeEvent MetadataEntity | cascadesTo ChangeEvent MetadataEntity | aboutColumn FieldChange Column
+assertion LineageEdge LineageAssertion | assertedBy LineageAssertion ChangeEvent
 """
 DATATYPE_PROPERTIES = """
 entityType ChangeEvent xsd:string | entityId ChangeEvent xsd:string | entityFullyQualifiedName ChangeEvent xsd:string
@@ -99,8 +100,9 @@ oldValue FieldChange - | newValue FieldChange -
 eventId ChangeEvent xsd:string | entityState ChangeEvent rdf:JSON | changeSummary ChangeEvent rdf:JSON
 recursive ChangeEvent xsd:boolean | aspectName ChangeEvent xsd:string | versionNumber EntityVersion xsd:decimal
 versionLabel EntityVersion xsd:string | assetType MetadataEntity xsd:string
-fullyQualifiedName MetadataEntity xsd:string | urn MetadataEntity xsd:string | sqlQuery LineageEdge xsd:string
-lineageSource LineageEdge xsd:string | columnLineage LineageEdge rdf:JSON | transformOperation LineageEdge xsd:string
+fullyQualifiedName MetadataEntity xsd:string | urn MetadataEntity xsd:string | sqlQuery LineageAssertion xsd:string
+lineageSource LineageAssertion xsd:string | columnLineage LineageEdge rdf:JSON
+transformOperation LineageAssertion xsd:string
 executionStatus Run xsd:string | inputFQN Run xsd:string | outputFQN Run xsd:string
 """
 _CURIES = {"prov": P, "skos": SKOS, "xsd": XSD, "rdf": RDF}

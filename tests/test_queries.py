@@ -641,6 +641,7 @@ EXAMPLES = {
     "entity-state": {"entity": OM_ORDERS, "as_of": "2026-09-03"},
     "impact": {"entity": OM_ORDERS},
     "label": {"node": FCT},
+    "lineage-details": {"entity": OM_DR, "as_of": "2026-09-05"},
     "resolve": {"key": OM_DR},
     "tag-changes": {"tag": "urn:li:glossaryTerm:Classification.PersonalInformation"},
     "upstream": {"entity": LTV, "as_of": "2024-03-05"},
@@ -1160,3 +1161,30 @@ def test_the_lineage_of_a_column_says_it_follows_datasets(store, query):
     assert rows.rows == [] and len(rows.notes) == 1 and rows.notes[0].startswith("this is a column: ")
     table = run_query(store, get_query(query), {"entity": OM_DR})
     assert not table.notes
+
+
+@pytest.mark.parametrize("entity, as_of, want", [
+    # OpenMetadata: daily_revenue <- orders, added 09-01 with one SQL, updated 09-04 with another
+    (OM_DR, "2026-09-02", [("mysql_prod.ecommerce.sales.orders", "SUM(order_total) * 0.97", "PipelineLineage",
+                            "airflow_prod.daily_revenue_etl", None)]),
+    (OM_DR, "2026-09-05", [("mysql_prod.ecommerce.sales.orders", "SUM(refund_total)", "PipelineLineage",
+                            "airflow_prod.daily_revenue_etl", None)]),
+    # a column edge's transform
+    (OM_DR + ".gross_revenue", "2026-09-02", [("mysql_prod.ecommerce.sales.orders.order_total", None, None, None,
+                                                "SUM")]),
+])
+def test_lineage_details_are_those_stated_last_by_the_time_asked(store, entity, as_of, want):
+    """ut7a #2: after entityLineageUpdated the edge held both SQL texts, with nothing saying which held when."""
+    rows = run_query(store, get_query("lineage-details"), {"entity": entity, "as_of": as_of}).dicts()
+    got = [(r["upstream_name"].value, r["sql"] and r["sql"].value, r["source"] and r["source"].value,
+            r["pipeline_name"] and r["pipeline_name"].value, r["transform"] and r["transform"].value) for r in rows]
+    assert len(got) == len(want)
+    for (name, sql, source, pipeline, transform), (w_name, w_sql, w_source, w_pipeline, w_transform) in zip(got, want):
+        assert (name, source, pipeline, transform) == (w_name, w_source, w_pipeline, w_transform)
+        assert (w_sql is None and sql is None) or (w_sql in sql and sql.count("INSERT") == 1)
+
+
+def test_lineage_details_of_a_datahub_edge_give_its_type(store):
+    rows = run_query(store, get_query("lineage-details"), {"entity": FCT, "as_of": "2024-03-12"}).dicts()
+    assert rows and all(r["source"] is not None and r["sql"] is None for r in rows)
+    assert len({r["upstream"] for r in rows}) == len(rows)
