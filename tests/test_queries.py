@@ -1188,3 +1188,33 @@ def test_lineage_details_of_a_datahub_edge_give_its_type(store):
     rows = run_query(store, get_query("lineage-details"), {"entity": FCT, "as_of": "2024-03-12"}).dicts()
     assert rows and all(r["source"] is not None and r["sql"] is None for r in rows)
     assert len({r["upstream"] for r in rows}) == len(rows)
+
+
+def test_a_dropped_struct_column_takes_its_nested_columns_values_with_it(tmp_path):
+    """ut7b #2: dropping addr kept columns.addr.zip.tags PII.Sensitive and addr.street's description for good."""
+    t = 1_704_139_200_000
+    addr = {"name": "addr", "fullyQualifiedName": "s.d.x.t.addr", "children": [
+        {"name": "zip", "fullyQualifiedName": "s.d.x.t.addr.zip", "tags": [{"tagFQN": "PII.Sensitive"}]},
+        {"name": "street", "fullyQualifiedName": "s.d.x.t.addr.street"}]}
+    common = {"entityType": "table", "entityId": "t-1", "entityFullyQualifiedName": "s.d.x.t"}
+    events = [
+        {**common, "id": "n-1", "eventType": "entityCreated", "userName": "ann", "timestamp": t,
+         "previousVersion": 0.1, "currentVersion": 0.1,
+         "entity": {"id": "t-1", "columns": [{"name": "id", "fullyQualifiedName": "s.d.x.t.id"}, addr]}},
+        {**common, "id": "n-2", "eventType": "entityUpdated", "userName": "ann", "timestamp": t + 60_000,
+         "previousVersion": 0.1, "currentVersion": 0.2,
+         "changeDescription": {"fieldsAdded": [{"name": "columns.addr.street.description", "newValue": "street"}],
+                               "fieldsUpdated": [], "fieldsDeleted": []}},
+        {**common, "id": "n-3", "eventType": "entityUpdated", "userName": "bob", "timestamp": t + 120_000,
+         "previousVersion": 0.2, "currentVersion": 0.3,
+         "changeDescription": {"fieldsAdded": [], "fieldsUpdated": [],
+                               "fieldsDeleted": [{"name": "columns", "oldValue": json.dumps([addr])}]}},
+    ]
+    store = _store_of(events, tmp_path)
+
+    def fields(version):
+        return sorted({r["field"].value for r in run_query(
+            store, get_query("entity-state"), {"entity": "s.d.x.t", "version": version}).dicts()})
+
+    assert fields("0.2") == ["columns", "columns.addr.street.description", "columns.addr.zip.tags"]
+    assert fields("0.3") == ["columns"]
