@@ -275,6 +275,19 @@ _HARD_DELETED = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/
                  "FILTER EXISTS { ?event om:lifecycleChange om:HardDeleted }\n} LIMIT 1\n")
 
 
+_LATEST_NAME = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+                "SELECT ?node ?name WHERE {\n#@bindings\n"
+                "?event om:affectsEntity ?node ; om:entityFullyQualifiedName ?name ; om:timestamp ?t .\n"
+                "?node om:fullyQualifiedName ?name\n"  # not a lineage event's name of its edge
+                "} ORDER BY DESC(?t) DESC(STR(?event)) LIMIT 1\n")
+
+
+def _current_name(store: TripleStore, node: ox.NamedNode) -> str | None:
+    """The fullyQualifiedName an OpenMetadata entity's latest event gives it (None: no event names it)."""
+    rows = store.select(_LATEST_NAME, {"node": node}).rows
+    return rows[0][1].value if rows and rows[0][1] is not None else None
+
+
 def resolve_node(store: TripleStore, value: str, *, what: str = "entity",
                  notes: list[str] | None = None) -> ox.NamedNode:
     """The one node an FQN / URN names (or the IRI itself, if the graph has it); InputError otherwise.
@@ -300,6 +313,20 @@ def resolve_node(store: TripleStore, value: str, *, what: str = "entity",
                              f"entit{'y' if len(others) == 1 else 'ies'} ({', '.join(others[:5])}); "
                              f"answering for the one not deleted, {live[0].value}; pass an IRI for another")
             return live[0]
+    if len(nodes) > 1 and what == "entity":
+        # a name a renamed entity once had: the entity whose last event names it holds it now
+        now = {n: _current_name(store, n) for n in nodes}
+        holders = [n for n in nodes if now[n] == value]
+        if len(holders) == 1:
+            others = [n for n in nodes if n != holders[0]]
+            if notes is not None:
+                notes.append(f"{value[:120]!r} also named {len(others)} other entit{'y' if len(others) == 1 else 'ies'} "
+                             "before a rename (" + ", ".join(f"{n.value}, now {now[n] or 'unnamed'}" for n in others[:5])
+                             + f"); answering for the one that holds the name now, {holders[0].value}")
+            return holders[0]
+        raise InputError(f"{what} {value[:120]!r} is ambiguous: "
+                         + ", ".join(f"{n.value} (now {now[n] or 'unnamed'})" for n in nodes[:5])
+                         + "; pass the IRI instead")
     if len(nodes) > 1:
         raise InputError(f"{what} {value[:120]!r} is ambiguous: {', '.join(n.value for n in nodes[:5])}; "
                          "pass the IRI instead")

@@ -1218,3 +1218,19 @@ def test_a_dropped_struct_column_takes_its_nested_columns_values_with_it(tmp_pat
 
     assert fields("0.2") == ["columns", "columns.addr.street.description", "columns.addr.zip.tags"]
     assert fields("0.3") == ["columns"]
+
+
+def test_a_name_reused_after_a_rename_names_the_entity_that_holds_it_now(tmp_path):
+    """ut7b #4: after t-9 was renamed away from s.d.x.old_name and t-11 was created under it, every
+    command refused s.d.x.old_name as ambiguous."""
+    t = 1_704_139_200_000
+    events = _renamed_table_events() + [
+        {"id": "r-5", "eventType": "entityCreated", "entityType": "table", "entityId": "t-11",
+         "entityFullyQualifiedName": "s.d.x.old_name", "userName": "cy", "timestamp": t + 2500,
+         "previousVersion": 0.1, "currentVersion": 0.1, "entity": {"id": "t-11"}}]
+    store = _store_of(events, tmp_path)
+    rows = run_query(store, get_query("entity-history"), {"entity": "s.d.x.old_name"})
+    assert [r["user"].value for r in rows.dicts()] == ["cy"]
+    assert rows.notes == [
+        "'s.d.x.old_name' also named 1 other entity before a rename (https://open-metadata.org/entity/table/t-9, "
+        "now s.d.x.new_name); answering for the one that holds the name now, https://open-metadata.org/entity/table/t-11"]
