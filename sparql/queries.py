@@ -275,6 +275,44 @@ _HARD_DELETED = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/
                  "FILTER EXISTS { ?event om:lifecycleChange om:HardDeleted }\n} LIMIT 1\n")
 
 
+#: a name column and the node column it names, in the named queries' results
+NAME_OF = {"entity_name": "entity", "down_name": "down", "up_name": "up", "dependent_name": "dependent",
+           "field_name": "field", "upstream_name": "upstream", "next_name": "next"}
+_NAMES = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+          "SELECT ?node ?name WHERE {\n#@bindings\n?node om:fullyQualifiedName ?name }")
+
+
+def renamed_label(store: TripleStore, node: ox.NamedNode) -> str | None:
+    """``CURRENT (formerly OLD, …)`` for an entity with several fullyQualifiedNames (renamed), the
+    current one being its latest event's; None for an entity with one name or none."""
+    names = sorted({r[1].value for r in store.select(_NAMES, {"node": node}).rows if r[1] is not None})
+    if len(names) < 2:
+        return None
+    current = _current_name(store, node) or names[-1]
+    return f"{current} (formerly {', '.join(n for n in names if n != current)})"
+
+
+def _renamed_shown_once(store: TripleStore, rows: Rows) -> Rows:
+    """Rows whose name column joined a renamed entity's names (collect) show its current name and
+    its former ones, so that two entities that swapped names still read apart (ut7b #5)."""
+    pairs = [(rows.variables.index(name), rows.variables.index(node)) for name, node in NAME_OF.items()
+             if name in rows.variables and node in rows.variables]
+    if not pairs or not any(r[i] is not None and ", " in r[i].value for r in rows.rows for i, _ in pairs):
+        return rows
+    labels: dict = {}
+    out = []
+    for r in rows.rows:
+        row = list(r)
+        for i, j in pairs:
+            if row[i] is not None and ", " in row[i].value and isinstance(row[j], ox.NamedNode):
+                if row[j] not in labels:
+                    labels[row[j]] = renamed_label(store, row[j])
+                if labels[row[j]]:
+                    row[i] = ox.Literal(labels[row[j]])
+        out.append(tuple(row))
+    return Rows(rows.variables, out, rows.notes)
+
+
 _LATEST_NAME = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
                 "SELECT ?node ?name WHERE {\n#@bindings\n"
                 "?event om:affectsEntity ?node ; om:entityFullyQualifiedName ?name ; om:timestamp ?t .\n"
@@ -465,6 +503,7 @@ def run_query(store: TripleStore, q: NamedQuery, values: Mapping[str, str] | Non
         return rows
     if q.collect:
         rows = collect(rows, q.collect)
+    rows = _renamed_shown_once(store, rows)
     keep = [i for i, v in enumerate(rows.variables) if q.param(v) is None]
     for check in q.if_empty if not rows.rows else []:
         notes += EMPTY_CHECKS[check](store, bound)
@@ -656,8 +695,14 @@ def lineage_bfs(store: TripleStore, q: NamedQuery, bound: Mapping) -> Rows:
     via: dict = defaultdict(set)
     queue = deque([start])
 
+    labels: dict = {}
+
     def name_of(node) -> str:
-        return ", ".join(sorted(names[node])) if names.get(node) else node.value
+        if len(names.get(node, ())) > 1:  # renamed: its current name, then the former ones
+            if node not in labels:
+                labels[node] = renamed_label(store, node) or ", ".join(sorted(names[node]))
+            return labels[node]
+        return next(iter(names[node])) if names.get(node) else node.value
 
     while queue:
         node = queue.popleft()

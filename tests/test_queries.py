@@ -1084,9 +1084,9 @@ def test_a_renamed_entity_is_one_row_per_change_named_as_it_was_then(tmp_path):
     assert [r["entity_name"].value for r in by_bob] == ["s.d.x.old_name", "s.d.x.down"]
     top = run_query(store, get_query("audit-top-entities"), {}).dicts()
     assert [(r["entity_name"].value, r["events"].value) for r in top] == [
-        ("s.d.x.new_name, s.d.x.old_name", "3"), ("s.d.x.down", "1")]
+        ("s.d.x.new_name (formerly s.d.x.old_name)", "3"), ("s.d.x.down", "1")]
     down = run_query(store, get_query("upstream"), {"entity": "s.d.x.down"}).dicts()
-    assert [r["asset_name"].value for r in down] == ["s.d.x.new_name, s.d.x.old_name"]
+    assert [r["asset_name"].value for r in down] == ["s.d.x.new_name (formerly s.d.x.old_name)"]
     # no named query answers a row twice, once per name
     values = {"entity": "s.d.x.new_name", "user": "bob", "tag": "PII.Sensitive"}
     for q in list_queries():
