@@ -362,7 +362,8 @@ def test_a_recursive_soft_delete_takes_the_children_and_their_root_brings_them_b
         ("SoftDeleted", "G.Root.K2", True, "G.Root"), ("HardDeleted", "G.Root", False, None),
         ("HardDeleted", "G.Root.K1", False, "G.Root")]
     history = run_query(store, get_query("entity-history"), {"entity": "G.Root.K1"}).dicts()
-    assert [r["event_type"].value for r in history] == ["EntityCreated", "EntitySoftDeleted", "EntityDeleted"]
+    assert [r["event_type"].value for r in history] == [  # the root's restore brought it back (ut7b #7)
+        "EntityCreated", "EntitySoftDeleted", "EntityRestored", "EntityDeleted"]
 
 
 def _om_lifecycle(n: int, event_type: str, entity_id: str, ms: int, previous: float, current: float) -> dict:
@@ -1234,3 +1235,28 @@ def test_a_name_reused_after_a_rename_names_the_entity_that_holds_it_now(tmp_pat
     assert rows.notes == [
         "'s.d.x.old_name' also named 1 other entity before a rename (https://open-metadata.org/entity/table/t-9, "
         "now s.d.x.new_name); answering for the one that holds the name now, https://open-metadata.org/entity/table/t-11"]
+
+
+def test_a_cascaded_child_shows_its_parents_delete_and_restore_without_the_parents_versions(tmp_path):
+    """ut7b #7: the child's history showed the parent's versions on the cascading delete (0.1 -> 0.2, as if
+    the child reached 0.2 twice) and never the parent's restore, which deleted-entities said restored it."""
+    t = 1_704_139_200_000
+    common = {"entityType": "glossaryTerm", "entityId": "p-1", "entityFullyQualifiedName": "G.P", "userName": "ann"}
+    kid = {"entityType": "glossaryTerm", "entityId": "k-1", "entityFullyQualifiedName": "G.P.K", "userName": "ann"}
+    events = [
+        {**kid, "id": "c-1", "eventType": "entityCreated", "timestamp": t, "previousVersion": 0.1,
+         "currentVersion": 0.1, "entity": {"id": "k-1"}},
+        {**common, "id": "c-2", "eventType": "entitySoftDeleted", "timestamp": t + 1000, "previousVersion": 0.1,
+         "currentVersion": 0.2, "recursive": True,
+         "entity": {"id": "p-1", "children": [{"type": "glossaryTerm", "id": "k-1", "fullyQualifiedName": "G.P.K"}]}},
+        {**common, "id": "c-3", "eventType": "entityRestored", "timestamp": t + 2000, "previousVersion": 0.2,
+         "currentVersion": 0.3},
+    ]
+    store = _store_of(events, tmp_path)
+    rows = run_query(store, get_query("entity-history"), {"entity": "G.P.K"}).dicts()
+    assert [(r["event_type"].value, r["previous_version"] and r["previous_version"].value,
+             r["current_version"] and r["current_version"].value) for r in rows] == [
+        ("EntityCreated", "0.1", "0.1"), ("EntitySoftDeleted", None, None), ("EntityRestored", None, None)]
+    described = describe_triples(store, "G.P.K")
+    assert any(t.predicate.value.endswith("/lifecycleChange") and t.object.value.endswith("/Restored")
+               for t in described)
