@@ -576,9 +576,12 @@ def _versions_note(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Lit
     known = sorted({Decimal(r[1].value) for r in store.select(_VERSIONS, {"entity": bound["entity"]}).rows})
     if not known or asked in known:
         return []
-    shown = ", ".join(str(v) for v in known[:12]) + (f", … ({len(known)} in all)" if len(known) > 12 else "")
+    def text(v: Decimal) -> str:  # as the tables show versions (formats.display_value): 2.0, not 2
+        return f"{v:f}" if "." in f"{v:f}" else f"{v:f}.0"
+
+    shown = ", ".join(text(v) for v in known[:12]) + (f", … ({len(known)} in all)" if len(known) > 12 else "")
     before = [v for v in known if v < asked]
-    where = (f"the state shown is at {before[-1]}, its last version before it" if before
+    where = (f"the state shown is at {text(before[-1])}, its last version before it" if before
              else "it is before the entity's first version")
     return [f"version {bound['version'].value} is not a version of this entity ({shown}): {where}"]
 

@@ -1260,3 +1260,18 @@ def test_a_cascaded_child_shows_its_parents_delete_and_restore_without_the_paren
     described = describe_triples(store, "G.P.K")
     assert any(t.predicate.value.endswith("/lifecycleChange") and t.object.value.endswith("/Restored")
                for t in described)
+
+
+def test_the_version_note_writes_versions_as_the_tables_do(tmp_path):
+    """ut7b #8: the note said "at 2" where entity-history shows 2.0."""
+    t = 1_704_139_200_000
+    common = {"entityType": "table", "entityId": "t-1", "entityFullyQualifiedName": "s.d.x.v", "userName": "ann"}
+    store = _store_of([
+        {**common, "id": "v-1", "eventType": "entityCreated", "timestamp": t, "previousVersion": 1.0,
+         "currentVersion": 1.0, "entity": {"id": "t-1", "tags": [{"tagFQN": "A.B"}]}},
+        {**common, "id": "v-2", "eventType": "entityUpdated", "timestamp": t + 1, "previousVersion": 1.0,
+         "currentVersion": 2.0, "changeDescription": {"fieldsAdded": [{"name": "description", "newValue": "d"}],
+                                                     "fieldsUpdated": [], "fieldsDeleted": []}}], tmp_path)
+    rows = run_query(store, get_query("entity-state"), {"entity": "s.d.x.v", "version": "2.5"})
+    assert rows.notes == ["version 2.5 is not a version of this entity (1.0, 2.0): the state shown is at 2.0, "
+                          "its last version before it"]
