@@ -634,6 +634,7 @@ def _commit(spark, fs: FileSystem, staging: str, *, mode: str, compress: str, ru
                 for name in fs.names(staging, "kind=t", source, date):
                     fs.move((staging, "kind=t", source, date, name), ("triples", source, date, name))
     committed = [n for n in fs.names("triples") if n.startswith("part-")]
+    written: list[str] = []
     for source in fs.names("triples"):  # name this run's files: part-NNNNN.nt (append: part-<run>-NNNNN.nt)
         for date in fs.names("triples", source):
             where = ("triples", source, date)
@@ -642,11 +643,15 @@ def _commit(spark, fs: FileSystem, staging: str, *, mode: str, compress: str, ru
             fresh = [name for name in names if _spark_part(name)]
             for i, name in enumerate(fresh):
                 fs.move((*where, name), (*where, f"{prefix}-{i:05d}{suffix}"))
+                written.append(f"triples/{source}/{date}/{prefix}-{i:05d}{suffix}")
     if not committed:
         # No line mapped: one empty file, as Spark writes for an empty output, so that the export is
         # still a valid (empty) graph to a strict checker, which refuses a folder with no files
         fs.mkdirs("triples")
         fs.write_bytes(f"triples/{prefix}-00000{suffix}", gzip.compress(b"", mtime=0) if compress == "gzip" else b"")
+        written.append(f"triples/{prefix}-00000{suffix}")
+    # the part files this run wrote, so that `load` can tell a missing or added file (sparql.loader)
+    manifest["files"] = sorted(written)
     fs.mkdirs("quarantine")
     if quarantine_rows is not None:
         q_staging = f"{staging}/quarantine"
@@ -659,7 +664,7 @@ def _commit(spark, fs: FileSystem, staging: str, *, mode: str, compress: str, ru
         previous = json.loads(fs.read_text("manifest.json"))
         manifest["previous_runs"] = previous.get("previous_runs", []) + [
             {k: previous.get(k) for k in ("run_id", "started", "finished", "inputs", "mode", "family", "compress",
-                                          "counts")}]
+                                          "counts", "files")}]
     fs.delete(staging)
     manifest["finished"] = _iso(time.time())
     fs.write_text("manifest.json", json.dumps(manifest, indent=2, sort_keys=True) + "\n")

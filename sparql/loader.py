@@ -168,9 +168,11 @@ _PART = re.compile(r"part-(?:([0-9a-f]{12})-)?[0-9]{5}\.nt(?:\.gz)?")
 
 
 def manifest_warnings(root: Path, files: list[Path], *, before: int, after: int) -> list[str]:
-    """What about a loaded export does not agree with its ``manifest.json`` (ut7a #10): no manifest,
-    part files no run of it wrote, or, for a one-run export loaded into an empty store, a triple count
-    other than the run's. Each means the files were changed after the run; the load itself stands."""
+    """What about a loaded export does not agree with its ``manifest.json`` (ut7a #10, ut7b #6): no
+    manifest, part files no run of it wrote or that it lists and are gone (each run lists its files;
+    an older manifest without the lists is checked by file names), or, for a one-run export loaded
+    into an empty store, a triple count other than the run's. Each means the files were changed after
+    the run; the load itself stands."""
     path = root / "manifest.json"
     try:
         manifest = json.loads(path.read_text("utf-8"))
@@ -184,10 +186,22 @@ def manifest_warnings(root: Path, files: list[Path], *, before: int, after: int)
         return [f"{path} is not an export manifest ({type(exc).__name__}): the loaded triples are not checked "
                 "against it"]
     warnings = []
-    strays = [p for p in files if not ((m := _PART.fullmatch(p.name)) and (m.group(1) is None or m.group(1) in ids))]
+    listed = [r.get("files") for r in runs]
+    if all(isinstance(f, list) for f in listed):  # each run lists its part files (exports since stop 28)
+        expected = {name for f in listed for name in f if isinstance(name, str)}
+        present = {p.relative_to(root).as_posix() for p in files}
+        strays = sorted(present - expected)
+        missing = sorted(expected - present)
+    else:
+        strays = sorted(p.relative_to(root).as_posix() for p in files
+                        if not ((m := _PART.fullmatch(p.name)) and (m.group(1) is None or m.group(1) in ids)))
+        missing = []
     if strays:
         warnings.append(f"{len(strays)} part file(s) that no run of manifest.json wrote: "
-                        + ", ".join(str(p.relative_to(root)) for p in strays[:5]) + (" …" if len(strays) > 5 else ""))
+                        + ", ".join(strays[:5]) + (" …" if len(strays) > 5 else ""))
+    if missing:
+        warnings.append(f"{len(missing)} part file(s) that manifest.json lists are missing: "
+                        + ", ".join(missing[:5]) + (" …" if len(missing) > 5 else ""))
     if before == 0 and len(runs) == 1 and isinstance(counted, int) and after != counted:
         warnings.append(f"the store holds {after:,} triples, the export run of manifest.json wrote {counted:,}: "
                         "its part files were changed, added or removed after the run")

@@ -139,6 +139,20 @@ def test_overwrite_is_idempotent_and_append_adds_only_new_partitions(spark, mixe
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["mode"] == "append" and len(manifest["previous_runs"]) == 1
     assert (out / "_SUCCESS").exists()
+    # each run lists the part files it wrote, so that load tells a missing or added one (ut7b #6)
+    listed = [set(r["files"]) for r in (manifest, *manifest["previous_runs"])]
+    assert listed[0].isdisjoint(listed[1]) and listed[0] | listed[1] == {f"triples/{k.relative_to('triples').as_posix()}"
+                                                                      for k in after}
+    from changeprov.sparql.loader import committed_partitions, manifest_warnings
+
+    assert manifest_warnings(out, committed_partitions(out), before=0, after=0) == []
+    gone = sorted(listed[1])[0]
+    (out / gone).unlink()
+    stray = out / "triples" / gone.split("/")[1] / gone.split("/")[2] / "part-00099.nt"
+    stray.write_text("")
+    assert manifest_warnings(out, committed_partitions(out), before=0, after=0) == [
+        f"1 part file(s) that no run of manifest.json wrote: {stray.relative_to(out).as_posix()}",
+        f"1 part file(s) that manifest.json lists are missing: {gone}"]
 
 
 def test_a_run_that_dies_while_committing_leaves_no_success_marker(spark, mixed_log, mixed_export, tmp_path,
