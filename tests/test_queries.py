@@ -1275,3 +1275,18 @@ def test_the_version_note_writes_versions_as_the_tables_do(tmp_path):
     rows = run_query(store, get_query("entity-state"), {"entity": "s.d.x.v", "version": "2.5"})
     assert rows.notes == ["version 2.5 is not a version of this entity (1.0, 2.0): the state shown is at 2.0, "
                           "its last version before it"]
+
+
+@pytest.mark.parametrize("created_at, duplicate", [(2500, False), (1500, True)])
+def test_a_name_given_up_by_a_rename_is_no_duplicate_name(tmp_path, created_at, duplicate):
+    """ut7b #3: t-9, renamed from s.d.x.old_name to s.d.x.new_name, and t-11, created as s.d.x.old_name an
+    hour later, were "two live entities with one fullyQualifiedName". Before the rename they are."""
+    t = 1_704_139_200_000
+    events = _renamed_table_events() + [
+        {"id": "r-5", "eventType": "entityCreated", "entityType": "table", "entityId": "t-11",
+         "entityFullyQualifiedName": "s.d.x.old_name", "userName": "cy", "timestamp": t + created_at,
+         "previousVersion": 0.1, "currentVersion": 0.1, "entity": {"id": "t-11"}}]
+    store = _store_of(events, tmp_path)
+    rows = run_query(store, get_query("audit-integrity"), {}).dicts()
+    assert [r["entity"].value for r in rows if r["problem"].value == "duplicate-name"] == (
+        ["https://open-metadata.org/entity/table/t-11"] if duplicate else [])
