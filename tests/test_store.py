@@ -246,10 +246,14 @@ def test_a_folder_that_is_not_a_store_is_refused_and_left_alone(tmp_path, capsys
     (other / "events.jsonl").write_text("{}\n")
     empty = tmp_path / "empty"
     empty.mkdir()
-    runs = [(["load", str(exp), "--store", str(other)], "a folder of other files, not a store"),
-            (["load", str(exp), "--store", str(exp)], "a folder of other files, not a store"),
+    runs = [(["load", str(exp), "--store", str(other)], "a folder of other files, not a store: give a new or empty"),
+            (["load", str(exp), "--store", str(exp)], "an export folder, not a store: give a new or empty folder"),
             (["query", "deleted-entities", "--store", str(empty)], "no store at"),
-            (["query", "deleted-entities", "--store", str(other)], "a folder of other files, not a store")]
+            (["query", "deleted-entities", "--store", str(other)], "a folder of other files, not a store: give the "
+                                                                   "store's folder"),
+            # ut7b #8: an export given where a store is read said "give a new or empty folder"
+            (["describe", "x", "--store", str(exp)], f"an export folder, not a store: give the store's folder (load "
+                                                     f"this export: changeprov load {exp} --store STORE)")]
     before = {p: sorted(p.rglob("*")) for p in (exp, other, empty)}
     for argv, message in runs:
         assert main(argv) == 2, argv
