@@ -527,25 +527,32 @@ def test_a_dropped_column_takes_its_tags_with_it(tmp_path):
         ("added", "columns.email.tags", "ingestion-bot"), ("removed", "columns.email.tags", "bob")]
 
 
+def _created_described_dropped(columns: list, described: dict, dropped: list, *, last: float) -> list[dict]:
+    """Table s.d.x.t created with ``columns`` (0.1), ``described`` (field name → value) added (0.2), then
+    ``dropped`` columns deleted (``last``)."""
+    t = 1_704_139_200_000
+    common = {"entityType": "table", "entityId": "t-1", "entityFullyQualifiedName": "s.d.x.t"}
+    return [
+        {**common, "id": "c-1", "eventType": "entityCreated", "userName": "ingestion-bot", "timestamp": t,
+         "previousVersion": 0.1, "currentVersion": 0.1, "entity": {"id": "t-1", "columns": columns}},
+        {**common, "id": "c-2", "eventType": "entityUpdated", "userName": "ann", "timestamp": t + 60_000,
+         "previousVersion": 0.1, "currentVersion": 0.2,
+         "changeDescription": {"fieldsAdded": [{"name": k, "newValue": v} for k, v in described.items()],
+                               "fieldsUpdated": [], "fieldsDeleted": []}},
+        {**common, "id": "c-3", "eventType": "entityUpdated", "userName": "bob", "timestamp": t + 120_000,
+         "previousVersion": 0.2, "currentVersion": last,
+         "changeDescription": {"fieldsAdded": [], "fieldsUpdated": [],
+                               "fieldsDeleted": [{"name": "columns", "oldValue": json.dumps(dropped)}]}},
+    ]
+
+
 def test_a_dropped_columns_description_goes_with_it(tmp_path):
     """ut6a, left open in stop 27: a dropped column's description stayed in the table's state for good."""
     t = 1_704_139_200_000
     email = {"name": "email", "fullyQualifiedName": "s.d.x.t.email"}
-    common = {"entityType": "table", "entityId": "t-1", "entityFullyQualifiedName": "s.d.x.t"}
-    events = [
-        {**common, "id": "c-1", "eventType": "entityCreated", "userName": "ingestion-bot", "timestamp": t,
-         "previousVersion": 0.1, "currentVersion": 0.1,
-         "entity": {"id": "t-1", "columns": [{"name": "id", "fullyQualifiedName": "s.d.x.t.id"}, email]}},
-        {**common, "id": "c-2", "eventType": "entityUpdated", "userName": "ann", "timestamp": t + 60_000,
-         "previousVersion": 0.1, "currentVersion": 0.2,
-         "changeDescription": {"fieldsAdded": [{"name": "columns.email.description", "newValue": "e-mail"},
-                                               {"name": "columns.id.description", "newValue": "key"}],
-                               "fieldsUpdated": [], "fieldsDeleted": []}},
-        {**common, "id": "c-3", "eventType": "entityUpdated", "userName": "bob", "timestamp": t + 120_000,
-         "previousVersion": 0.2, "currentVersion": 1.2,
-         "changeDescription": {"fieldsAdded": [], "fieldsUpdated": [],
-                               "fieldsDeleted": [{"name": "columns", "oldValue": json.dumps([email])}]}},
-    ]
+    events = _created_described_dropped([{"name": "id", "fullyQualifiedName": "s.d.x.t.id"}, email],
+                                        {"columns.email.description": "e-mail", "columns.id.description": "key"},
+                                        [email], last=1.2)
     store = _store_of(events, tmp_path)
 
     def state(**at):
@@ -1193,24 +1200,11 @@ def test_lineage_details_of_a_datahub_edge_give_its_type(store):
 
 def test_a_dropped_struct_column_takes_its_nested_columns_values_with_it(tmp_path):
     """ut7b #2: dropping addr kept columns.addr.zip.tags PII.Sensitive and addr.street's description for good."""
-    t = 1_704_139_200_000
     addr = {"name": "addr", "fullyQualifiedName": "s.d.x.t.addr", "children": [
         {"name": "zip", "fullyQualifiedName": "s.d.x.t.addr.zip", "tags": [{"tagFQN": "PII.Sensitive"}]},
         {"name": "street", "fullyQualifiedName": "s.d.x.t.addr.street"}]}
-    common = {"entityType": "table", "entityId": "t-1", "entityFullyQualifiedName": "s.d.x.t"}
-    events = [
-        {**common, "id": "n-1", "eventType": "entityCreated", "userName": "ann", "timestamp": t,
-         "previousVersion": 0.1, "currentVersion": 0.1,
-         "entity": {"id": "t-1", "columns": [{"name": "id", "fullyQualifiedName": "s.d.x.t.id"}, addr]}},
-        {**common, "id": "n-2", "eventType": "entityUpdated", "userName": "ann", "timestamp": t + 60_000,
-         "previousVersion": 0.1, "currentVersion": 0.2,
-         "changeDescription": {"fieldsAdded": [{"name": "columns.addr.street.description", "newValue": "street"}],
-                               "fieldsUpdated": [], "fieldsDeleted": []}},
-        {**common, "id": "n-3", "eventType": "entityUpdated", "userName": "bob", "timestamp": t + 120_000,
-         "previousVersion": 0.2, "currentVersion": 0.3,
-         "changeDescription": {"fieldsAdded": [], "fieldsUpdated": [],
-                               "fieldsDeleted": [{"name": "columns", "oldValue": json.dumps([addr])}]}},
-    ]
+    events = _created_described_dropped([{"name": "id", "fullyQualifiedName": "s.d.x.t.id"}, addr],
+                                        {"columns.addr.street.description": "street"}, [addr], last=0.3)
     store = _store_of(events, tmp_path)
 
     def fields(version):
