@@ -22,7 +22,7 @@ from __future__ import annotations
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from changeprov.mapping.openmetadata import COLUMN_FIELD, COLUMN_LEVELS, INITIAL_FIELDS
+from changeprov.mapping.openmetadata import CASCADING, COLUMN_FIELD, COLUMN_LEVELS, INITIAL_FIELDS
 from changeprov.mapping.terms import RFC3339_PATTERN
 from changeprov.mapping.vocab import expand, rules
 from changeprov.spark.checks import BOOL, INT, LIST, NUM, OBJ, STR, Checks, absent, at, reject
@@ -40,7 +40,6 @@ from changeprov.spark.sqlterms import (
 from changeprov.spark.stages import Plan
 
 FAMILY, LEGACY = "openmetadata", "openmetadata-legacy"
-CASCADING = ("om-event:SoftDeleted", "om-event:HardDeleted")  # openmetadata.CASCADING
 TOP = ("eventType", "entityType", "entityId", "userName", "id", "currentVersion", "previousVersion",
        "changeDescription", "entity", "entityFullyQualifiedName", "userId", "impersonatedBy", "recursive")
 TEXTS = ("eventType", "entityType", "entityId", "userName", "id", "entityFullyQualifiedName", "userId",

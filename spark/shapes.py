@@ -9,11 +9,11 @@ from __future__ import annotations
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
+from changeprov.mapping.events import FIELD_KINDS
 from changeprov.mapping.vocab import expand
 from changeprov.spark.sqlterms import cat, datetime_literal, iri, let, literal, minted, table, term, triple
 
-FIELD_LISTS = {"added": "fieldsAdded", "updated": "fieldsUpdated", "deleted": "fieldsDeleted"}
-FIELD_KINDS = {**FIELD_LISTS, "initial": "fieldsAdded", "dropped": "fieldsDeleted"}  # mapping.events.FIELD_KINDS
+FIELD_LISTS = {k: FIELD_KINDS[k] for k in ("added", "updated", "deleted")}  # a change description's own lists
 
 
 def RDF_TYPE() -> Column:  # noqa: N802 - a constant, built when a session is active
