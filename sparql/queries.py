@@ -43,6 +43,7 @@ import pyoxigraph as ox
 from changeprov.errors import InputError
 from changeprov.mapping import terms
 from changeprov.mapping.vocab import XSD_DECIMAL, XSD_INTEGER
+from changeprov.sparql.formats import display_value
 from changeprov.sparql.stores import Rows, TripleStore, refuse_service
 
 OM_USER = "https://w3id.org/changeprov/id/om/user/"
@@ -277,7 +278,7 @@ _HARD_DELETED = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/
 
 #: a name column and the node column it names, in the named queries' results
 NAME_OF = {"entity_name": "entity", "down_name": "down", "up_name": "up", "dependent_name": "dependent",
-           "field_name": "field", "upstream_name": "upstream", "next_name": "next"}
+           "field_name": "field", "upstream_name": "upstream"}
 _NAMES = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
           "SELECT ?node ?name WHERE {\n#@bindings\n?node om:fullyQualifiedName ?name }")
 
@@ -576,8 +577,8 @@ def _versions_note(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Lit
     known = sorted({Decimal(r[1].value) for r in store.select(_VERSIONS, {"entity": bound["entity"]}).rows})
     if not known or asked in known:
         return []
-    def text(v: Decimal) -> str:  # as the tables show versions (formats.display_value): 2.0, not 2
-        return f"{v:f}" if "." in f"{v:f}" else f"{v:f}.0"
+    def text(v: Decimal) -> str:  # as the tables show versions: 2.0, not 2
+        return display_value(ox.Literal(f"{v:f}", datatype=XSD_DECIMAL))
 
     shown = ", ".join(text(v) for v in known[:12]) + (f", … ({len(known)} in all)" if len(known) > 12 else "")
     before = [v for v in known if v < asked]
