@@ -18,7 +18,6 @@ from __future__ import annotations
 import datetime as _dt
 import gzip
 import json
-import re
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -32,6 +31,7 @@ from pyspark.sql import functions as F
 
 from changeprov import __version__
 from changeprov.errors import InputError, SparkError
+from changeprov.exportlayout import run_ids, written_by_a_run
 from changeprov.mapping.decode import BOM, BOM_DETAIL, RAW_LIMIT, REASONS
 from changeprov.mapping.vocab import rules
 from changeprov.ontology import VERSION_IRI
@@ -563,7 +563,6 @@ def _number_quarantine(spark: SparkSession, fs: FileSystem, staging: str, splits
     return numbered if extra is None else numbered.unionByName(extra)
 
 
-_PART_NAME = re.compile(r"part-(?:([0-9a-f]{12})-)?[0-9]{5}\.(?:nt|nt\.gz|jsonl)")
 
 
 def remove_uncommitted(fs: FileSystem) -> int:
@@ -574,15 +573,11 @@ def remove_uncommitted(fs: FileSystem) -> int:
     the committed runs: an append run's files carry its id (part-<12 hex>-NNNNN), an overwrite run's
     none (part-NNNNN, and only with a manifest: overwrite deletes the manifest before the files).
     Anything else would otherwise be committed by the next append with no manifest counting it."""
-    runs: set[str] = set()
     manifest = fs.exists("manifest.json")
-    if manifest:
-        data = json.loads(fs.read_text("manifest.json"))
-        runs = {r["run_id"][:12] for r in [data, *data.get("previous_runs", [])] if r.get("run_id")}
+    runs = run_ids(json.loads(fs.read_text("manifest.json"))) if manifest else set()
 
     def committed(name: str) -> bool:
-        m = _PART_NAME.fullmatch(name)
-        return m is not None and (m.group(1) in runs if m.group(1) else manifest)
+        return written_by_a_run(name, runs, overwrite_run=manifest)
 
     removed = 0
 

@@ -38,6 +38,7 @@ from typing import Callable, Iterator
 import pyoxigraph as ox
 
 from changeprov.errors import ChangeprovError, InputError, StoreError
+from changeprov.exportlayout import run_ids, written_by_a_run
 from changeprov.mapping.inputs import READ_ERRORS, open_input
 from changeprov.sparql.stores import NTriplesSyntaxError, TripleStore
 
@@ -163,10 +164,6 @@ def _located(exc: NTriplesSyntaxError, files: list[Path], root: Path) -> InputEr
     return exc
 
 
-#: a part file as `changeprov export` names it: part-NNNNN (an overwrite run) or part-<run id>-NNNNN (append)
-_PART = re.compile(r"part-(?:([0-9a-f]{12})-)?[0-9]{5}\.nt(?:\.gz)?")
-
-
 def manifest_warnings(root: Path, files: list[Path], *, before: int, after: int) -> list[str]:
     """What about a loaded export does not agree with its ``manifest.json`` (ut7a #10, ut7b #6): no
     manifest, part files no run of it wrote or that it lists and are gone (each run lists its files;
@@ -177,7 +174,7 @@ def manifest_warnings(root: Path, files: list[Path], *, before: int, after: int)
     try:
         manifest = json.loads(path.read_text("utf-8"))
         runs = [manifest, *manifest.get("previous_runs", [])]
-        ids = {str(r.get("run_id", ""))[:12] for r in runs}
+        ids = run_ids(manifest)
         counted = manifest.get("counts", {}).get("triples")
     except FileNotFoundError:
         return [f"{root} has no manifest.json: the loaded triples are not checked against the counts of the "
@@ -193,8 +190,7 @@ def manifest_warnings(root: Path, files: list[Path], *, before: int, after: int)
         strays = sorted(present - expected)
         missing = sorted(expected - present)
     else:
-        strays = sorted(p.relative_to(root).as_posix() for p in files
-                        if not ((m := _PART.fullmatch(p.name)) and (m.group(1) is None or m.group(1) in ids)))
+        strays = sorted(p.relative_to(root).as_posix() for p in files if not written_by_a_run(p.name, ids))
         missing = []
     if strays:
         warnings.append(f"{len(strays)} part file(s) that no run of manifest.json wrote: "
