@@ -328,8 +328,9 @@ def _dropped_column_tags(g: Graph, event: NamedNode, change: NamedNode, path: st
         name, tags = column.get("name"), column.get("tags")
         if not isinstance(name, str) or not name or not isinstance(tags, list) or not tags:
             continue
-        dropped_change = field_change(g, event, "dropped", f"{source}-{j}", f"columns.{_quoted(name)}.tags", old=tags)
-        _about_column(g, dropped_change, f"columns.{_quoted(name)}.tags", fqn)
+        field = f"columns.{_quoted(name)}.tags"
+        dropped_change = field_change(g, event, "dropped", f"{source}-{j}", field, old=tags)
+        _about_column(g, dropped_change, field, fqn)
         members = _members(g, "tags", f"{path}[{j}].tags", tags, fqn)
         for cls, removed in (("Tag", "om-event:removedTag"), ("GlossaryTerm", "om-event:removedGlossaryTerm")):
             member_changes(g, dropped_change, old={k: n for k, (c, n) in members.items() if c == cls}, new={},

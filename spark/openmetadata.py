@@ -673,11 +673,12 @@ def _change_triples(c: Column, event: Column, entity: Column, fqn: Column) -> Co
     def dropped(d: Column) -> Column:  # openmetadata._dropped_column_tags
         index = F.concat(c["k"], F.lit("-"), c["i"].cast("string"), F.lit("-"), d["j"].cast("string"))
         name = F.concat(F.lit("columns."), _quoted(d["name"]), F.lit(".tags"))
+        node = iri(change_node(event, "dropped", index))
         return cat(F.array(*field_change_triples(event, "dropped", name, index=index,
                                                  old=value_literal(d["tags"], F.lit("array")))),
-                   _about_column(iri(change_node(event, "dropped", index)), name, fqn),
+                   _about_column(node, name, fqn),
                    flat(F.transform(d["members"], lambda m: _member_node_triples(F.lit("tags"), m))),
-                   _member_changes(F.lit("tags"), iri(change_node(event, "dropped", index)), d["win"],
+                   _member_changes(F.lit("tags"), node, d["win"],
                                    F.filter(d["win"], lambda m: F.lit(False))))  # new: none, of the same type
 
     run = F.when(c["run"].isNotNull(), _run_triples(c["run"], entity))
