@@ -218,10 +218,10 @@ class EmbeddedStore(TripleStore):
         if self.path.is_dir() and not (self.path / "CURRENT").is_file():  # the engine's (RocksDB's) marker
             if any(self.path.iterdir()):  # never put a store's files among someone's other files
                 export = (self.path / "_SUCCESS").exists() and (self.path / "triples").is_dir()
-                raise StoreError(f"{self.path} is " + ("an export folder" if export else "a folder of other files")
-                                 + ", not a store: "
-                                 + ("give a new or empty folder for the store" if create else
-                                    f"give the store's folder{f' (load this export: changeprov load {self.path} --store STORE)' if export else ''}"))
+                what = "an export folder" if export else "a folder of other files"
+                advice = ("give a new or empty folder for the store" if create else "give the store's folder"
+                          + (f" (load this export: changeprov load {self.path} --store STORE)" if export else ""))
+                raise StoreError(f"{self.path} is {what}, not a store: {advice}")
             if not create:
                 raise StoreError(f"no store at {self.path} (an empty folder; run `changeprov load DIR "
                                  f"--store {self.path}` first)")
