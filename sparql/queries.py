@@ -616,12 +616,13 @@ _IS_COLUMN = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n
 
 
 def _column_lineage(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Literal]) -> list[str]:
-    """upstream / downstream follow dataset-level edges; of a column they answer nothing (ut7a #5)."""
+    """Of a column, lineage follows column-level edges only: an empty answer does not mean that its
+    table has no lineage (ut7a #5)."""
     if not store.ask(_IS_COLUMN, {"entity": bound["entity"]}):
         return []
-    return ["this is a column: upstream and downstream follow dataset-level lineage only; the column's own "
-            "lineage edges (OpenMetadata columnsLineage, DataHub fineGrainedLineages) are in "
-            "`changeprov describe` of the column, and its table's lineage in upstream/downstream of the table"]
+    return ["this is a column: its lineage follows column-level edges (OpenMetadata columnsLineage, DataHub "
+            "fineGrainedLineages), and none of them was valid at that time; the lineage of its table is in "
+            "upstream/downstream of the table"]
 
 
 #: ``# if-empty: NAME`` checks: (store, bound parameters) → notes explaining an empty answer
@@ -725,16 +726,21 @@ def lineage_bfs(store: TripleStore, q: NamedQuery, bound: Mapping) -> Rows:
 
 
 def lineage_with_owners(store: TripleStore, q: NamedQuery, bound: Mapping, step: str) -> Rows:
-    """The lineage of the named ``step`` query, plus an ``owners`` column: ``q`` run once per asset.
+    """The lineage of the named ``step`` query, plus an ``owners`` column: ``q`` run once per asset
+    (for a column, once per table the ``column-table`` query finds).
 
     An OPTIONAL owner lookup inside the step query would be evaluated by the engine once for the
     whole store (docs/queries.md); one query per asset found keeps the cost per answer.
     """
     lineage = lineage_bfs(store, get_query(step), bound)
+    tables = get_query("column-table")
     out = []
     for *head, asset in lineage.rows:
-        owners = sorted({r["owner"].value for r in store.select(q.text, {**bound, "entity": asset}).dicts()
-                         if r.get("owner") is not None})
+        owned = [asset]
+        if store.ask(_IS_COLUMN, {"entity": asset}):  # a column has no owners: its table has
+            owned = [r["table"] for r in store.select(tables.text, {"entity": asset}).dicts()]
+        owners = sorted({r["owner"].value for node in owned
+                         for r in store.select(q.text, {**bound, "entity": node}).dicts() if r.get("owner") is not None})
         out.append((*head, ox.Literal(", ".join(owners)) if owners else None, asset))
     return Rows(lineage.variables[:-1] + ["owners", "asset"], out)
 

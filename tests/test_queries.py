@@ -642,6 +642,7 @@ EXAMPLES = {
     "audit-top-entities": {"since": "2026-09-01"},
     "audit-versions": {"until": "2024-03-21"},
     "changes-by-user": {"user": "alice.wong", "since": "2026-09-02"},
+    "column-table": {"entity": OM_DR + ".net_revenue"},
     "deleted-entities": {"since": "2024-03-15"},
     "describe": {"entity": FCT},
     "downstream": {"entity": ORDERS, "as_of": "2024-03-12"},
@@ -1162,12 +1163,26 @@ def test_an_impersonator_is_told_where_its_changes_are(store):
     assert not run_query(store, get_query("changes-by-user"), {"user": "david.kim"}).notes
 
 
-@pytest.mark.parametrize("query", ["upstream", "downstream", "impact"])
-def test_the_lineage_of_a_column_says_it_follows_datasets(store, query):
+@pytest.mark.parametrize("query, entity, as_of, want", [
+    # OpenMetadata: entityLineageUpdated (09-04) restated the column lineage with order_status added
+    ("upstream", OM_DR + ".net_revenue", "2026-09-02", {OM_ORDERS + ".order_total": 1}),
+    ("upstream", OM_DR + ".net_revenue", "2026-09-05", {OM_ORDERS + ".order_total": 1, OM_ORDERS + ".order_status": 1}),
+    ("downstream", OM_ORDERS + ".order_total", "2026-09-05", {OM_DR + ".gross_revenue": 1, OM_DR + ".net_revenue": 1}),
+    ("impact", OM_ORDERS + ".order_status", "2026-09-05", {OM_DR + ".net_revenue": 1}),
+    # DataHub: fineGrainedLineages from 2024-03-10 on
+    ("upstream", f"urn:li:schemaField:({FCT},net_amount)", "2024-03-05", {}),
+    ("upstream", f"urn:li:schemaField:({FCT},net_amount)", "2024-03-12",
+     {f"urn:li:schemaField:({STG_O},amount)": 1, f"urn:li:schemaField:({STG_O},discount)": 1}),
+])
+def test_the_lineage_of_a_column_in_the_corpus(store, query, entity, as_of, want):
     """ut7a #5: upstream of a column answered "(0 rows)" though the column has lineage edges."""
-    rows = run_query(store, get_query(query), {"entity": "mysql_prod.ecommerce.analytics.daily_revenue.gross_revenue"})
-    assert rows.rows == [] and len(rows.notes) == 1 and rows.notes[0].startswith("this is a column: ")
-    table = run_query(store, get_query(query), {"entity": OM_DR})
+    rows = run_query(store, get_query(query), {"entity": entity, "as_of": as_of})
+    assert {r["asset_name"].value: int(r["hops"].value) for r in rows.dicts()} == want
+    assert rows.notes == ([] if want else [
+        "this is a column: its lineage follows column-level edges (OpenMetadata columnsLineage, DataHub "
+        "fineGrainedLineages), and none of them was valid at that time; the lineage of its table is in "
+        "upstream/downstream of the table"])
+    table = run_query(store, get_query(query), {"entity": OM_DR, "as_of": as_of})
     assert not table.notes
 
 
@@ -1284,3 +1299,77 @@ def test_a_name_given_up_by_a_rename_is_no_duplicate_name(tmp_path, created_at, 
     rows = run_query(store, get_query("audit-integrity"), {}).dicts()
     assert [r["entity"].value for r in rows if r["problem"].value == "duplicate-name"] == (
         ["https://open-metadata.org/entity/table/t-11"] if duplicate else [])
+
+
+def _om_lineage(n: int, event_type: str, t: int, up: str, down: str, columns: list[tuple[str, str]]) -> dict:
+    """An OpenMetadata lineage event on table edge s.d.x.UP -> s.d.x.DOWN (ids = the names) whose
+    columnsLineage maps column UP.a to DOWN.b for each (a, b)."""
+    return {"id": f"lin-{n}", "eventType": event_type, "entityType": "lineage", "entityId": f"l-{up}-{down}",
+            "entityFullyQualifiedName": f"s.d.x.{up}--upstream-->s.d.x.{down}", "userName": "alice", "timestamp": t,
+            "entity": {"fromEntity": {"id": up, "type": "table", "fullyQualifiedName": f"s.d.x.{up}"},
+                       "toEntity": {"id": down, "type": "table", "fullyQualifiedName": f"s.d.x.{down}"},
+                       "lineageDetails": {"columnsLineage": [
+                           {"fromColumns": [f"s.d.x.{up}.{a}"], "toColumn": f"s.d.x.{down}.{b}"} for a, b in columns]}}}
+
+
+@pytest.fixture(scope="module")
+def column_lineage_store(tmp_path_factory):
+    """Column lineage that changes: up.a -> down.x and up.b -> down.y (day 0), restated with a -> x only
+    (day 1), down.x -> down2.z (day 0) until down2 is hard-deleted (day 3), the table edge up -> down
+    deleted (day 4); a DataHub dataset whose upstreamLineage loses its fineGrainedLineages (day 2)."""
+    t, day = 1_704_139_200_000, 86_400_000
+    fine = {"upstreams": [{"dataset": DS("hive,db.u"), "type": "TRANSFORMED"}],
+            "fineGrainedLineages": [{"upstreamType": "FIELD_SET", "downstreamType": "FIELD",
+                                     "upstreams": [f"urn:li:schemaField:({DS('hive,db.u')},f)"],
+                                     "downstreams": [f"urn:li:schemaField:({DS('hive,db.d')},g)"]}]}
+    coarse = {"upstreams": fine["upstreams"]}
+    events = [
+        _om_lineage(1, "entityLineageAdded", t, "up", "down", [("a", "x"), ("b", "y")]),
+        _om_lineage(2, "entityLineageUpdated", t + day, "up", "down", [("a", "x")]),
+        _om_lineage(3, "entityLineageAdded", t, "down", "down2", [("x", "z")]),
+        _om_lifecycle(4, "entityDeleted", "down2", t + 3 * day, 0.1, 0.2),
+        _om_lineage(5, "entityLineageDeleted", t + 4 * day, "up", "down", [("a", "x")]),
+        {"id": "own-1", "eventType": "entityUpdated", "entityType": "table", "entityId": "down",
+         "entityFullyQualifiedName": "s.d.x.down", "userName": "alice", "timestamp": t - day,
+         "previousVersion": 0.1, "currentVersion": 0.2,
+         "changeDescription": {"fieldsAdded": [{"name": "owners", "newValue": json.dumps(
+             [{"id": "u1", "type": "user", "name": "carol"}])}], "fieldsUpdated": [], "fieldsDeleted": [],
+             "previousVersion": 0.1}},
+        _dh_mcl(DS("hive,db.d"), "upstreamLineage", t, "1", value=fine),
+        _dh_mcl(DS("hive,db.d"), "upstreamLineage", t + 2 * day, "2", value=coarse, previous=("1", fine)),
+    ]
+    return _store_of(events, tmp_path_factory.mktemp("column-lineage"))
+
+
+@pytest.mark.parametrize("query, entity, as_of, want", [
+    ("downstream", "s.d.x.up.a", "2024-01-02T12:00:00Z", {"s.d.x.down.x": 1, "s.d.x.down2.z": 2}),
+    ("downstream", "s.d.x.up.b", "2024-01-02T12:00:00Z", {"s.d.x.down.y": 1}),
+    # restated on day 1 without b -> y; a -> x stated again
+    ("downstream", "s.d.x.up.b", "2024-01-03T12:00:00Z", {}),
+    ("downstream", "s.d.x.up.a", "2024-01-03T12:00:00Z", {"s.d.x.down.x": 1, "s.d.x.down2.z": 2}),
+    # down2 hard-deleted on day 3, the table edge up -> down deleted on day 4
+    ("downstream", "s.d.x.up.a", "2024-01-05T12:00:00Z", {"s.d.x.down.x": 1}),
+    ("downstream", "s.d.x.up.a", "2024-01-06T12:00:00Z", {}),
+    ("upstream", "s.d.x.down2.z", "2024-01-02T12:00:00Z", {"s.d.x.down.x": 1, "s.d.x.up.a": 2}),
+    ("upstream", "s.d.x.down.y", "2024-01-02T12:00:00Z", {"s.d.x.up.b": 1}),
+    ("upstream", "s.d.x.down.y", "2024-01-03T12:00:00Z", {}),
+    # DataHub: the dataset's second upstreamLineage keeps the upstream but has no fineGrainedLineages
+    ("upstream", f"urn:li:schemaField:({DS('hive,db.d')},g)", "2024-01-03T12:00:00Z",
+     {f"urn:li:schemaField:({DS('hive,db.u')},f)": 1}),
+    ("upstream", f"urn:li:schemaField:({DS('hive,db.d')},g)", "2024-01-04T12:00:00Z", {}),
+    ("upstream", DS("hive,db.d"), "2024-01-04T12:00:00Z", {DS("hive,db.u"): 1}),
+])
+def test_the_lineage_of_a_column_follows_column_edges_as_of_a_time(column_lineage_store, query, entity, as_of, want):
+    """ut7a #5: upstream / downstream of a column answered nothing; a column edge ends when its table
+    edge is stated again without it, deleted, or one of the tables is hard-deleted."""
+    rows = run_query(column_lineage_store, get_query(query), {"entity": entity, "as_of": as_of})
+    assert {r["asset_name"].value: int(r["hops"].value) for r in rows.dicts()} == want
+    details = run_query(column_lineage_store, get_query("lineage-details"), {"entity": entity, "as_of": as_of})
+    if query == "upstream":  # the direct edges are the same ones
+        assert {r["upstream_name"].value for r in details.dicts()} == {k for k, v in want.items() if v == 1}
+
+
+def test_impact_of_a_column_names_the_owners_of_each_columns_table(column_lineage_store):
+    rows = run_query(column_lineage_store, get_query("impact"), {"entity": "s.d.x.up.a", "as_of": "2024-01-02T12:00:00Z"})
+    assert [(r["asset_name"].value, r["hops"].value, r["owners"] and r["owners"].value) for r in rows.dicts()] == [
+        ("s.d.x.down.x", "1", "carol"), ("s.d.x.down2.z", "2", None)]
