@@ -163,6 +163,11 @@ def _run_export(args: argparse.Namespace) -> int:
         print(json.dumps(result.manifest, indent=2, sort_keys=True))
     else:
         print_counts(result.counts, title=f"export {result.run_id}: {args.out}")
+        if result.manifest.get("replaced"):
+            from changeprov.spark.job import describe_replaced
+
+            print(f"  replaced the export that was there ({describe_replaced(result.manifest['replaced'])});"
+                  " --mode append adds to an export")
     return 0 if result.counts["balanced"] else 2
 
 

@@ -337,6 +337,10 @@ def export(spark: SparkSession, inputs: Sequence[str], out: str, *, family: str 
         removed = remove_uncommitted(fs)
         if removed:
             progress(f"removed {removed} file(s) that an export run which did not finish had moved into {out}")
+    replaces = replaced_export(fs) if mode == "overwrite" else None
+    if replaces:
+        progress(f"{out} holds a committed export ({describe_replaced(replaces)}): this run replaces it; "
+                 "--mode append adds to it instead")
 
     progress(f"reading {len(inputs)} input(s)")
     try:
@@ -373,9 +377,38 @@ def export(spark: SparkSession, inputs: Sequence[str], out: str, *, family: str 
         "started": _iso(started), "finished": None, "inputs": list(inputs), "mode": mode, "family": family,
         "compress": compress, "counts": counts,
     }
+    if replaces:
+        manifest["replaced"] = replaces
     _commit(spark, fs, staging, mode=mode, compress=compress, run_id=run_id, quarantine_rows=quarantine_rows,
             manifest=manifest)
     return ExportResult(out=out, run_id=run_id, manifest=manifest)
+
+
+def replaced_export(fs: FileSystem) -> dict | None:
+    """What an overwrite run would replace: the committed export's runs (id, finish time, triples), or
+    None when the folder holds no committed export. An operator who forgot ``--mode append`` must
+    see it, and the new manifest keeps the record (``replaced``)."""
+    if not fs.exists("_SUCCESS"):
+        return None
+    if not fs.exists("manifest.json"):
+        return {"runs": []}
+    try:
+        old = json.loads(fs.read_text("manifest.json"))
+    except ValueError:  # not JSON (UnicodeDecodeError is one): still a committed export
+        return {"runs": []}
+    runs = old.get("previous_runs", []) + [old]
+    return {"runs": [{"run_id": r.get("run_id"), "finished": r.get("finished"),
+                      "triples": (r.get("counts") or {}).get("triples")} for r in runs]}
+
+
+def describe_replaced(replaced: dict) -> str:
+    runs = replaced.get("runs", [])
+    if not runs:
+        return "no readable manifest.json"
+    triples = sum(r.get("triples") or 0 for r in runs)
+    last = runs[-1]
+    return (f"{len(runs)} run(s), {triples:,} triples written, the last run {str(last.get('run_id'))[:12]} "
+            f"finished {last.get('finished')}")
 
 
 def _write(spark: SparkSession, mapped: DataFrame, fs: FileSystem, staging: str, compress: str) -> dict:

@@ -125,9 +125,17 @@ def test_overwrite_is_idempotent_and_append_adds_only_new_partitions(spark, mixe
     path, _ = mixed_log
     out = copy_of(mixed_export[0], tmp_path)  # committed by a run with other input splits
     first = {p.relative_to(out): p.read_bytes() for p in (out / "triples").rglob("part-*")}
-    export(spark, resolve_inputs([str(path)]), str(out))
+    old = json.loads((out / "manifest.json").read_text())
+    said = []
+    export(spark, resolve_inputs([str(path)]), str(out), progress=said.append)
     second = {p.relative_to(out): p.read_bytes() for p in (out / "triples").rglob("part-*")}
     assert first == second  # byte-identical partitions, exactly one run's output
+    # ut8a #1: an overwrite of a committed export says so, and the manifest keeps what it replaced
+    assert json.loads((out / "manifest.json").read_text())["replaced"] == {"runs": [
+        {"run_id": old["run_id"], "finished": old["finished"], "triples": old["counts"]["triples"]}]}
+    assert [m for m in said if "this run replaces it" in m] == [
+        f"{out} holds a committed export (1 run(s), {old['counts']['triples']:,} triples written, the last run "
+        f"{old['run_id'][:12]} finished {old['finished']}): this run replaces it; --mode append adds to it instead"]
     more = tmp_path / "more.jsonl"
     generate(more, events=300, seed=99, hostile_share=0, days=28)
     export(spark, resolve_inputs([str(more)]), str(out), mode="append")
