@@ -42,6 +42,10 @@ KINDS: dict[str, Kind] = {
     "duplicate-name": Kind("Two live entities with one name", "medium",
                            "Two entities of one type had the same fullyQualifiedName at the same time "
                            "(OpenMetadata keeps names unique; a soft-deleted entity keeps its name)."),
+    "conflicting-event": Kind("One event id with two contents", "high",
+                              "Lines with one event id and different content (time, user) were mapped by "
+                              "different export runs or loaded from two exports: the event holds both, "
+                              "so every answer about it is in doubt."),
     "lineage-removed": Kind("Lineage edges removed", "medium",
                             "A lineage edge was removed (lineage delete, upstreamLineage change, "
                             "relationship REMOVE)."),
@@ -206,12 +210,19 @@ def _agent_findings(rows: list[dict]) -> list[Finding]:
 
 def _integrity_findings(rows: list[dict]) -> list[Finding]:
     out = []
+    conflicting: set[str] = set()
     for r in rows:
         user = r["user"] or "no user"
         if r["problem"] == "change-after-delete":
             summary = f"changed by {user} after its hard delete at {r['other_time']}"
         elif r["problem"] == "duplicate-name":
             summary = f"created by {user}; {r['detail']}"
+        elif r["problem"] == "conflicting-event":
+            if r["event"] in conflicting:
+                continue  # one row per user of the event
+            users = sorted({x["user"] or "no user" for x in rows if x["event"] == r["event"]})
+            conflicting.add(r["event"])
+            summary = f"{r['detail']} (times {r['time']} to {r['other_time']}; users {', '.join(users)})"
         else:
             summary = f"in lineage first added by {user}, but no event affects it"
         events, details = _with_other(r, user=r["user"])

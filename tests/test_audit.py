@@ -274,8 +274,20 @@ def integrity_db(shared_dir, tmp_path_factory) -> Path:
         _mcl(dh_back, "datasetKey", key, t + 2000), _mcl(dh_back, "status", {"removed": False}, t + 3000),
         _mcl(dh_gone, "datasetKey", key, t), _mcl(dh_gone, "datasetKey", None, t + 1000, change="DELETE"),
         _mcl(dh_gone, "status", {"removed": False}, t + 3000),
+        om(13, 7, "x.g", 5000),
     ]
-    return _mapped_store(events, tmp_path_factory.mktemp("audit-integrity"))
+    db = _mapped_store(events, tmp_path_factory.mktemp("audit-integrity"))
+    # ut8a #2: event i13 sent again with another time and user, mapped by another run (within one run
+    # the reference mapper quarantines it), and loaded into the same store
+    again = db.parent / "again"
+    again.mkdir()
+    (again / "events.jsonl").write_text(json.dumps(dict(events[-1], userName="bob", timestamp=t + 5500)) + "\n")
+    map_to_files([str(again / "events.jsonl")], again / "x.nt", again / "q.jsonl")
+    with open_store("embedded", path=db) as store, (again / "x.nt").open("rb") as nt:
+        store.load_ntriples(nt)
+    with (db.parent / "x.nt").open("ab") as both:  # the endpoint gets the same triples
+        both.write((again / "x.nt").read_bytes())
+    return db
 
 
 @pytest.fixture(scope="module")
@@ -297,14 +309,19 @@ def test_integrity_findings(kind, request, integrity_db):
     with store:
         rep = run_audit(store, now_ms=2_000_000_000_000)
     got = sorted((f.kind, f.entity_name, f.time, len(f.events)) for f in rep.findings
-                 if f.kind in ("change-after-delete", "duplicate-name", "unknown-entity"))
+                 if f.kind in ("change-after-delete", "duplicate-name", "unknown-entity", "conflicting-event"))
     assert got == [("change-after-delete", DS("hive,x.gone"), "2030-03-17T17:46:43Z", 2),
                    ("change-after-delete", "x.c", "2030-03-17T17:46:42Z", 2),
+                   ("conflicting-event", "x.g", "2030-03-17T17:46:45Z", 1),
                    ("duplicate-name", "x.e", "2030-03-17T17:46:40.5Z", 2),
                    ("duplicate-name", "x.f", "2030-03-17T17:46:40.2Z", 2),
                    ("unknown-entity", "x.ghost", "2030-03-17T17:46:43Z", 1)]
     (twin,) = [f for f in rep.of_kind("duplicate-name") if f.entity_name == "x.e"]
     assert twin.details["other_time"].startswith("2030-03-17T17:46:40") and "table" in twin.summary
+    (conflict,) = rep.of_kind("conflicting-event")
+    assert conflict.summary == ("one event id with 2 timestamps and 2 users: lines with this id and different content "
+                                "were mapped by different export runs (times 2030-03-17T17:46:45Z to "
+                                "2030-03-17T17:46:45.5Z; users alice, bob)")
     (after,) = [f for f in rep.of_kind("change-after-delete") if f.entity_name == "x.c"]
     assert "after its hard delete at 2030-03-17T17:46:41" in after.summary
 
