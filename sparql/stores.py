@@ -464,6 +464,51 @@ def first_text(exc: BaseException) -> str:
     return (str(exc).splitlines() or [type(exc).__name__])[0][:200]
 
 
+_REDIRECTS = (301, 302, 303, 307, 308)
+
+
+class _RefuseRedirects(urllib.request.HTTPRedirectHandler):
+    """A redirect is answered as the HTTP error it is: urllib would send the credentials on to the new
+    address (another host, or http after https) and turn a POST into a GET without its body, so a
+    load would "succeed" having sent nothing (ut8a #3)."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        return None
+
+
+_OPENER = urllib.request.build_opener(_RefuseRedirects)
+
+
+def _redirected(url: str, exc: urllib.error.HTTPError) -> StoreError:
+    return StoreError(f"{url} redirects (HTTP {exc.code}) to {exc.headers.get('Location', '?')}: give that URL "
+                      "instead (changeprov follows no redirect, so that credentials and data go only where you "
+                      "said)")
+
+
+def _sparql_wrapper_class():
+    """SPARQLWrapper, opening its requests with _OPENER (its own ``_query`` uses urllib's global opener,
+    which follows redirects); its HTTP errors are mapped as SPARQLWrapper maps them."""
+    from SPARQLWrapper import SPARQLWrapper
+    from SPARQLWrapper.SPARQLExceptions import (EndPointInternalError, EndPointNotFound, QueryBadFormed,
+                                                Unauthorized, URITooLong)
+
+    errors = {400: QueryBadFormed, 401: Unauthorized, 404: EndPointNotFound, 414: URITooLong,
+              500: EndPointInternalError}
+
+    class _NoRedirectWrapper(SPARQLWrapper):
+        def _query(self):
+            request = self._createRequest()
+            try:
+                response = _OPENER.open(request, timeout=self.timeout) if self.timeout else _OPENER.open(request)
+                return response, self.returnFormat
+            except urllib.error.HTTPError as exc:
+                if exc.code in errors:
+                    raise errors[exc.code](exc.read()) from None
+                raise
+
+    return _NoRedirectWrapper
+
+
 class RemoteStore(TripleStore):
     kind = "remote"
     atomic_load = False  # sent in batches of batch_lines
@@ -499,9 +544,9 @@ class RemoteStore(TripleStore):
         return {}
 
     def _wrapper(self, query: str, accept: str):
-        from SPARQLWrapper import POST, SPARQLWrapper
+        from SPARQLWrapper import POST
 
-        sw = SPARQLWrapper(self.endpoint)
+        sw = _sparql_wrapper_class()(self.endpoint)
         sw.setMethod(POST)
         # the documented attribute; setTimeout() truncates to int, and 0 means no timeout at all
         sw.timeout = self.timeout
@@ -534,6 +579,10 @@ class RemoteStore(TripleStore):
                                  "SPARQL query URL (oxigraph serve: http://HOST:PORT/query; Fuseki: "
                                  "http://HOST:PORT/DATASET/sparql)") from None
             raise StoreError(f"endpoint {self.endpoint} failed: {msg}") from None
+        except urllib.error.HTTPError as exc:
+            if exc.code in _REDIRECTS:
+                raise _redirected(self.endpoint, exc) from None
+            raise StoreError(f"endpoint {self.endpoint} failed: HTTP {exc.code} {exc.reason}") from None
         except (urllib.error.URLError, OSError) as exc:
             raise StoreError(f"cannot reach endpoint {self.endpoint}: {exc}") from None
 
@@ -572,9 +621,11 @@ class RemoteStore(TripleStore):
         req = urllib.request.Request(url, data=body, method="POST",
                                      headers={"Content-Type": content_type, **self._headers})
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+            with _OPENER.open(req, timeout=self.timeout) as resp:
                 resp.read()
         except urllib.error.HTTPError as exc:
+            if exc.code in _REDIRECTS:
+                raise _redirected(url, exc) from None
             detail = exc.read()[:300].decode("utf-8", "replace")
             raise StoreError(f"{url} refused the data: HTTP {exc.code} {detail}") from None
         except (urllib.error.URLError, OSError) as exc:

@@ -429,6 +429,61 @@ def test_an_endpoint_that_answers_html_is_a_clear_error(argv, capsys):
         httpd.shutdown()
 
 
+def _redirecting_to(target: str) -> HTTPServer:
+    """A server that answers every request with a 302 to ``target``."""
+
+    class Redirect(BaseHTTPRequestHandler):
+        def _answer(self):
+            self.send_response(302)
+            self.send_header("Location", target + self.path)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_GET = do_POST = do_PUT = _answer
+
+        def log_message(self, *_args):
+            pass
+
+    httpd = HTTPServer(("127.0.0.1", 0), Redirect)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd
+
+
+def test_an_endpoint_that_redirects_gets_no_credentials_and_is_an_error(tmp_path, monkeypatch, capsys):
+    """ut8a #3: a redirect sent the token on to the other address, a load's POST became a GET without
+    its body, and the load exited 0 having sent nothing."""
+    monkeypatch.setenv("CHANGEPROV_ENDPOINT_TOKEN", "secret-token-123")
+    seen = []
+
+    class Record(BaseHTTPRequestHandler):
+        def _answer(self):
+            seen.append((self.command, self.path, self.headers.get("Authorization")))
+            self.send_response(500)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_GET = do_POST = do_PUT = _answer
+
+        def log_message(self, *_args):
+            pass
+
+    other = HTTPServer(("127.0.0.1", 0), Record)
+    threading.Thread(target=other.serve_forever, daemon=True).start()
+    front = _redirecting_to(f"http://127.0.0.1:{other.server_address[1]}")
+    exp = make_export(tmp_path / "exp", {"x/2024-03-09/part-00000": b"<urn:a> <urn:p> <urn:b> .\n"})
+    try:
+        url = f"http://127.0.0.1:{front.server_address[1]}/query"
+        for argv in (["query", "deleted-entities"], ["load", str(exp)]):
+            assert main([*argv, "--endpoint", url]) == 2, argv
+            err = capsys.readouterr().err
+            assert f"redirects (HTTP 302) to http://127.0.0.1:{other.server_address[1]}/" in err, err
+            assert "give that URL instead" in err and len(err.strip().splitlines()) == 1, err
+        assert seen == []
+    finally:
+        front.shutdown()
+        other.shutdown()
+
+
 def _proxy_failing_post(upstream: str, failing: int) -> HTTPServer:
     """A proxy to ``upstream`` (http://host:port) that answers the ``failing``-th POST of data (to the
     Graph Store endpoint, /store) with HTTP 500."""
