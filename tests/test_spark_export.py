@@ -389,6 +389,23 @@ def test_a_byte_order_mark_on_line_1_of_a_file_is_quarantined_as_the_reference_d
         assert ("g-bom-too-large.jsonl", 1, "TOO_LARGE") in {(n, line, reason) for n, line, reason, *_ in got}
 
 
+def test_a_bom_file_and_a_re_sent_event_id_export_as_the_reference_does(spark, tmp_path):
+    """ut8b #1: a file starting with a BOM and one event id on two lines with different content: the
+    duplicate-event pass filled a 4 GB heap while planning (InjectRuntimeFilter) on a 3-line input."""
+    generate(tmp_path / "src.jsonl", events=40, seed=5, hostile_share=0, days=3)
+    lines = (tmp_path / "src.jsonl").read_bytes().split(b"\n")[:-1]
+    first, second = next((a, b) for a, b in zip(lines, lines[1:]) if b'"userName"' in b)
+    again = json.loads(second)
+    again["userName"] = "someone.else"
+    src = tmp_path / "in.jsonl"
+    src.write_bytes(b"\xef\xbb\xbf" + first + b"\n" + second + b"\n" + json.dumps(again).encode() + b"\n")
+    result = export(spark, [local_input(src)], str(tmp_path / "out"))
+    want, counts = reference_triples([str(src)], tmp_path)
+    assert read_triples(tmp_path / "out") == want
+    assert result.counts["quarantined_by_reason"] == counts.as_dict()["quarantined_by_reason"] == {
+        "BAD_ENCODING": 1, "DUPLICATE_EVENT": 1}
+
+
 def test_files_starting_with_a_bom_are_found_through_hadoop_too(spark, tmp_path):
     """Paths Spark reads through Hadoop (hdfs://, s3a://, or no scheme) are listed and their first
     bytes read through Hadoop's FileSystem and codecs; a folder without a BOM is passed on as given."""
