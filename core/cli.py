@@ -77,6 +77,9 @@ def one_line(message: str) -> str:
     return re.sub(r"\s*[\r\n]+\s*", " ", named).strip()
 
 
+TRACEBACK_ENV = "CHANGEPROV_TRACEBACK"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -98,6 +101,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `changeprov query … | head`: the reader has all it wanted
         _silence_stdout()
         return EXIT_OK
+    except OSError as exc:  # the file system, outside what a command checks (ut8b #4: exit 1 and a traceback)
+        print(f"changeprov {args.command}: error: {one_line(str(exc))}", file=sys.stderr)
+        return EXIT_ERROR
+    except Exception as exc:  # a bug: still one line and exit 2 (1 means findings), the traceback on request
+        if os.environ.get(TRACEBACK_ENV):
+            raise
+        print(f"changeprov {args.command}: internal error (a bug in changeprov, please report it): "
+              f"{type(exc).__name__}: {one_line(str(exc))} (set {TRACEBACK_ENV}=1 to see where)", file=sys.stderr)
+        return EXIT_ERROR
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)

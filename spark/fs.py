@@ -143,6 +143,31 @@ class FileSystem:
         finally:
             stream.close()
 
+    def create_new(self, name: str, data: bytes) -> bool:
+        """Write the file ``name`` only if there is none (atomically where the file system can: local,
+        HDFS); False if it exists."""
+        if self.local is not None:
+            try:
+                fd = os.open(self._os((name,)), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileExistsError:
+                return False
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            return True
+        if self._fs.exists(self.path(name)):
+            return False
+        try:
+            stream = self._fs.create(self.path(name), False)
+        except Exception as exc:  # py4j's error for FileAlreadyExistsException: lost a race
+            if "FileAlreadyExists" in str(exc):
+                return False
+            raise
+        try:
+            stream.write(bytearray(data))
+        finally:
+            stream.close()
+        return True
+
     def write_text(self, name: str, text: str) -> None:
         self.write_bytes(name, text.encode("utf-8"))
 

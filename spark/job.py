@@ -18,6 +18,8 @@ from __future__ import annotations
 import datetime as _dt
 import gzip
 import json
+import os
+import socket
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -329,10 +331,58 @@ def export(spark: SparkSession, inputs: Sequence[str], out: str, *, family: str 
     started = time.time()
     run_id = uuid.uuid4().hex
     fs = FileSystem(spark, out)
+    acquire_lock(fs, out, run_id)
+    try:
+        return _export(spark, inputs, out, fs, run_id, started, family=family, mode=mode, compress=compress,
+                       progress=progress)
+    finally:
+        fs.delete(LOCK)
+
+
+LOCK = "_export.lock"
+
+
+def acquire_lock(fs: FileSystem, out: str, run_id: str) -> None:
+    """Take ``out``'s lock (``_export.lock``: run id, host, pid, start), or refuse: a second export into
+    the same folder deleted the first one's staging as a dead run's leftovers, and both failed (ut8b #4).
+    A lock left by a process of this host that no longer runs is taken over."""
+    fs.mkdirs()
+    mine = {"run_id": run_id, "host": socket.gethostname(), "pid": os.getpid(), "started": _iso(time.time())}
+    data = (json.dumps(mine) + "\n").encode()
+    for _ in range(2):
+        if fs.create_new(LOCK, data):
+            return
+        try:
+            held = json.loads(fs.read_text(LOCK))
+        except ValueError:
+            held = {}
+        if held.get("host") != mine["host"] or _alive(held.get("pid")):
+            break
+        fs.delete(LOCK)  # its run died (killed with SIGKILL, or the machine restarted)
+    raise InputError(
+        f"another export (run {str(held.get('run_id'))[:12]}, pid {held.get('pid')} on {held.get('host')}, started "
+        f"{held.get('started')}) is writing into {out}: let it finish; if it is not running any more, delete "
+        f"{out.rstrip('/')}/{LOCK}")
+
+
+def _alive(pid) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
+
+
+def _export(spark: SparkSession, inputs: Sequence[str], out: str, fs: FileSystem, run_id: str, started: float, *,
+            family: str, mode: str, compress: str, progress: Callable[[str], None]) -> ExportResult:
     staging = f"_staging-{run_id}"
     for name in fs.names():
         if name.startswith("_staging-"):
-            fs.delete(name)  # a killed run's leftovers: never committed
+            fs.delete(name)  # a killed run's leftovers (this run holds the lock): never committed
     if not fs.exists("_SUCCESS"):
         removed = remove_uncommitted(fs)
         if removed:

@@ -31,6 +31,30 @@ def test_bad_input_is_exit_2_with_a_message_not_a_traceback(tmp_path, capsys):
     assert "missing.jsonl" in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize("error, said", [
+    (OSError(39, "Directory not empty"), "changeprov map: error: [Errno 39] Directory not empty"),
+    (KeyError("x"), "changeprov map: internal error (a bug in changeprov, please report it): KeyError: 'x' "
+                    "(set CHANGEPROV_TRACEBACK=1 to see where)"),
+])
+def test_an_unexpected_error_is_exit_2_in_one_line(error, said, tmp_path, monkeypatch, capsys):
+    """ut8b #4: a file system error no command checked for ended with a traceback and exit 1, which
+    means findings."""
+    import changeprov.mapping.reference as reference
+
+    def fail(*_args, **_kwargs):
+        raise error
+
+    monkeypatch.setattr(reference, "map_to_files", fail)
+    assert main(["map", str(tmp_path / "x.jsonl"), "--out", str(tmp_path / "o.nt"),
+                 "--quarantine", str(tmp_path / "q.jsonl")]) == 2
+    assert capsys.readouterr().err.strip() == said
+    if isinstance(error, KeyError):  # a bug's traceback, on request
+        monkeypatch.setenv("CHANGEPROV_TRACEBACK", "1")
+        with pytest.raises(KeyError):
+            main(["map", str(tmp_path / "x.jsonl"), "--out", str(tmp_path / "o.nt"),
+                  "--quarantine", str(tmp_path / "q.jsonl")])
+
+
 def _corrupt_gzip(data: bytes) -> bytes:
     """``data`` gzipped, with bytes in the middle of the deflate stream flipped: zlib fails mid-file."""
     import gzip

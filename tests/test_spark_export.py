@@ -131,6 +131,7 @@ def test_overwrite_is_idempotent_and_append_adds_only_new_partitions(spark, mixe
     second = {p.relative_to(out): p.read_bytes() for p in (out / "triples").rglob("part-*")}
     assert first == second  # byte-identical partitions, exactly one run's output
     # ut8a #1: an overwrite of a committed export says so, and the manifest keeps what it replaced
+    assert not (out / "_export.lock").exists()  # released
     assert json.loads((out / "manifest.json").read_text())["replaced"] == {"runs": [
         {"run_id": old["run_id"], "finished": old["finished"], "triples": old["counts"]["triples"]}]}
     assert [m for m in said if "this run replaces it" in m] == [
@@ -604,3 +605,26 @@ def test_a_zstd_input_is_read_and_its_byte_order_mark_found_without_hadoops_nati
     want, counts = reference_triples([str(tmp_path / "plain")], tmp_path)
     assert read_triples(tmp_path / "out") == want and counts.mapped == 4
     assert result.counts["quarantined_by_reason"] == dict(counts.quarantined) == {"BAD_ENCODING": 1}
+
+
+def test_an_export_refuses_a_folder_another_export_is_writing(spark, tmp_path):
+    """ut8b #4: a second export into the same --out deleted the first one's staging as a dead run's
+    leftovers; both failed, the second with a traceback. A live run's lock is refused; a dead one's
+    (a process of this host that is gone) is taken over."""
+    import socket
+
+    from changeprov.spark.job import LOCK, acquire_lock
+
+    fs = FileSystem(spark, str(tmp_path / "out"))
+    acquire_lock(fs, str(tmp_path / "out"), "a" * 32)
+    held = json.loads((tmp_path / "out" / LOCK).read_text())
+    assert held["pid"] == os.getpid() and held["run_id"] == "a" * 32
+    with pytest.raises(InputError, match=r"another export \(run aaaaaaaaaaaa, pid \d+ on .*\) is writing into "
+                                         r".*: let it finish; if it is not running any more, delete .*_export.lock"):
+        acquire_lock(fs, str(tmp_path / "out"), "b" * 32)
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    (tmp_path / "out" / LOCK).write_text(json.dumps({"run_id": "c" * 32, "host": socket.gethostname(),
+                                                     "pid": gone.pid, "started": "x"}))
+    acquire_lock(fs, str(tmp_path / "out"), "d" * 32)
+    assert json.loads((tmp_path / "out" / LOCK).read_text())["run_id"] == "d" * 32
