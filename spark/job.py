@@ -387,6 +387,9 @@ def _export(spark: SparkSession, inputs: Sequence[str], out: str, fs: FileSystem
         removed = remove_uncommitted(fs)
         if removed:
             progress(f"removed {removed} file(s) that an export run which did not finish had moved into {out}")
+        if mode == "append" and fs.exists("manifest.json"):  # ut8a #4: say what stays, and why
+            progress(f"{out} has no _SUCCESS: the part files its manifest.json lists stay, as committed by "
+                     "its runs; this run appends to them")
     replaces = replaced_export(fs) if mode == "overwrite" else None
     if replaces:
         progress(f"{out} holds a committed export ({describe_replaced(replaces)}): this run replaces it; "
