@@ -47,7 +47,10 @@ DEFAULTS = {
 _QUIET_LOGGERS = ("org.apache.spark.sql.catalyst.expressions.codegen.CodeGenerator",
                   # a failed task's stack trace, printed where a local run's executor lives: the
                   # driver's console. The job's error (first_line) names the failure and its cause.
-                  "org.apache.spark.executor.Executor", "org.apache.spark.scheduler.TaskSetManager")
+                  "org.apache.spark.executor.Executor", "org.apache.spark.scheduler.TaskSetManager",
+                  # Ctrl-C: the cancelled tasks' listeners fail on freed broadcast blocks, with a stack
+                  # trace each (ut8b #3); the CLI says "interrupted"
+                  "org.apache.spark.TaskContextImpl")
 
 
 def get_session(*, master: str | None = "local[*]", app_name: str = "changeprov",
