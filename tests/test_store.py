@@ -429,24 +429,28 @@ def test_an_endpoint_that_answers_html_is_a_clear_error(argv, capsys):
         httpd.shutdown()
 
 
-def _redirecting_to(target: str) -> HTTPServer:
-    """A server that answers every request with a 302 to ``target``."""
+def _serving(answer) -> HTTPServer:
+    """A local HTTP server on a free port whose every GET, POST and PUT is ``answer(handler)``."""
 
-    class Redirect(BaseHTTPRequestHandler):
+    class Handler(BaseHTTPRequestHandler):
         def _answer(self):
-            self.send_response(302)
-            self.send_header("Location", target + self.path)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
+            answer(self)
 
         do_GET = do_POST = do_PUT = _answer
 
         def log_message(self, *_args):
             pass
 
-    httpd = HTTPServer(("127.0.0.1", 0), Redirect)
+    httpd = HTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     return httpd
+
+
+def _status(handler, code: int, **headers) -> None:
+    handler.send_response(code)
+    for name, value in {**headers, "Content-Length": "0"}.items():
+        handler.send_header(name, value)
+    handler.end_headers()
 
 
 def test_an_endpoint_that_redirects_gets_no_credentials_and_is_an_error(tmp_path, monkeypatch, capsys):
@@ -455,21 +459,13 @@ def test_an_endpoint_that_redirects_gets_no_credentials_and_is_an_error(tmp_path
     monkeypatch.setenv("CHANGEPROV_ENDPOINT_TOKEN", "secret-token-123")
     seen = []
 
-    class Record(BaseHTTPRequestHandler):
-        def _answer(self):
-            seen.append((self.command, self.path, self.headers.get("Authorization")))
-            self.send_response(500)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
+    def record(handler):
+        seen.append((handler.command, handler.path, handler.headers.get("Authorization")))
+        _status(handler, 500)
 
-        do_GET = do_POST = do_PUT = _answer
-
-        def log_message(self, *_args):
-            pass
-
-    other = HTTPServer(("127.0.0.1", 0), Record)
-    threading.Thread(target=other.serve_forever, daemon=True).start()
-    front = _redirecting_to(f"http://127.0.0.1:{other.server_address[1]}")
+    other = _serving(record)
+    target = f"http://127.0.0.1:{other.server_address[1]}"
+    front = _serving(lambda handler: _status(handler, 302, Location=target + handler.path))
     exp = make_export(tmp_path / "exp", {"x/2024-03-09/part-00000": b"<urn:a> <urn:p> <urn:b> .\n"})
     try:
         url = f"http://127.0.0.1:{front.server_address[1]}/query"
