@@ -50,6 +50,10 @@ def _urns(value: Any, path: list[str]) -> Iterator[str]:
         yield from _urns(value.get(head), rest)
 
 
+#: the URN prefix of a DataHub schema field (a column)
+SCHEMA_FIELD = "urn:li:schemaField:"
+
+
 def _node(g: Graph, where: str, value: str, cls: str) -> NamedNode:
     if cls == "agent":
         return g.agent(checked(where, urn, value), organization=value.startswith("urn:li:corpGroup:"))
@@ -95,6 +99,12 @@ def _upstreams(g: Graph, value: Any, where: str) -> dict[str, tuple[NamedNode, s
     return out
 
 
+def _fine_grained_class(value: str) -> str:
+    """A fine-grained end is a column when it is a schemaField URN; with ``upstreamType: DATASET`` it
+    is a whole dataset (ut9a #1: typed a column, the dataset lost its table-level lineage)."""
+    return "om-event:Column" if value.startswith(SCHEMA_FIELD) else "om-event:MetadataEntity"
+
+
 def _fine_grained(g: Graph, value: Any, where: str) -> dict[tuple[str, str], tuple[NamedNode, NamedNode, str | None]]:
     out = {}
     if not isinstance(value, dict) or not isinstance(value.get("fineGrainedLineages"), list):
@@ -106,7 +116,7 @@ def _fine_grained(g: Graph, value: Any, where: str) -> dict[tuple[str, str], tup
         for d in _urns(item, ["downstreams", "*"]):
             for u in _urns(item, ["upstreams", "*"]):
                 path = f"{where}.value.fineGrainedLineages"
-                out[(d, u)] = (_node(g, path, d, "om-event:Column"), _node(g, path, u, "om-event:Column"), op)
+                out[(d, u)] = (_node(g, path, d, _fine_grained_class(d)), _node(g, path, u, _fine_grained_class(u)), op)
     return out
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
+from changeprov.mapping.aspects import SCHEMA_FIELD
 from changeprov.mapping.vocab import rules
 from changeprov.spark.checks import Checks, no_reject
 from changeprov.spark.shapes import RDF_TYPE, change_node, entity_triples, lineage_triples, om, prov
@@ -146,6 +147,12 @@ def _upstreams(value: Column) -> Column:
     return F.coalesce(_last_wins(valid, lambda y: y["ds"]), F.array().cast("array<struct<ds:string,kind:string>>"))
 
 
+def _fine_grained_node(urn: Column) -> list[Column]:
+    """aspects._fine_grained_class: a column only when it is a schemaField URN."""
+    return [*_node(urn, None), F.when(urn.startswith(SCHEMA_FIELD),
+                                      triple(iri(iri_safe(urn)), RDF_TYPE(), om("Column")))]
+
+
 def _fine_grained(value: Column) -> Column:
     """array<struct<d, u, op>>: column pairs (the last occurrence's operation wins)."""
     elements = F.filter(items(F.try_variant_get(value, "$.fineGrainedLineages", "variant")),
@@ -192,7 +199,7 @@ def _upstream_lineage(event: Column, urn: Column, safe: Column, old: Column, new
             _each(F.filter(s["before"], lambda x: ~F.array_contains(now_keys, x["ds"])),
                   lambda x: lineage_triples(event, safe, iri_safe(x["ds"]), True)),
             _each(F.concat(s["cnow"], s["cbefore"]),
-                  lambda x: F.array(*_node(x["d"], "om-event:Column"), *_node(x["u"], "om-event:Column"))),
+                  lambda x: F.array(*_fine_grained_node(x["d"]), *_fine_grained_node(x["u"]))),
             _each(s["cnow"], col_added),
             _each(F.filter(s["cbefore"], lambda x: ~F.array_contains(col_keys, F.struct(x["d"], x["u"]))),
                   lambda x: lineage_triples(event, iri_safe(x["d"]), iri_safe(x["u"]), True)),

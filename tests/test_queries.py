@@ -1337,6 +1337,11 @@ def column_lineage_store(tmp_path_factory):
              "previousVersion": 0.1}},
         _dh_mcl(DS("hive,db.d"), "upstreamLineage", t, "1", value=fine),
         _dh_mcl(DS("hive,db.d"), "upstreamLineage", t + 2 * day, "2", value=coarse, previous=("1", fine)),
+        # a fine-grained upstream that is a whole dataset (upstreamType DATASET) stays a dataset (ut9a #1)
+        _dh_mcl(DS("hive,db.e"), "upstreamLineage", t, "1", value={
+            "upstreams": [{"dataset": DS("hive,db.u2"), "type": "TRANSFORMED"}],
+            "fineGrainedLineages": [{"upstreamType": "DATASET", "upstreams": [DS("hive,db.u2")],
+                                     "downstreamType": "FIELD", "downstreams": [f"urn:li:schemaField:({DS('hive,db.e')},h)"]}]}),
     ]
     return _store_of(events, tmp_path_factory.mktemp("column-lineage"))
 
@@ -1358,6 +1363,8 @@ def column_lineage_store(tmp_path_factory):
      {f"urn:li:schemaField:({DS('hive,db.u')},f)": 1}),
     ("upstream", f"urn:li:schemaField:({DS('hive,db.d')},g)", "2024-01-04T12:00:00Z", {}),
     ("upstream", DS("hive,db.d"), "2024-01-04T12:00:00Z", {DS("hive,db.u"): 1}),
+    ("upstream", DS("hive,db.e"), "2024-01-02T12:00:00Z", {DS("hive,db.u2"): 1}),
+    ("downstream", DS("hive,db.u2"), "2024-01-02T12:00:00Z", {DS("hive,db.e"): 1}),
 ])
 def test_the_lineage_of_a_column_follows_column_edges_as_of_a_time(column_lineage_store, query, entity, as_of, want):
     """ut7a #5: upstream / downstream of a column answered nothing; a column edge ends when its table

@@ -159,6 +159,10 @@ HOSTILE = {
         previousAspectValue={"value": json.dumps(
             {"upstreams": [{"dataset": "urn:li:dataset:u3"}, {"dataset": "urn:li:dataset:u2"}],
              "fineGrainedLineages": [{"downstreams": ["urn:li:schemaField:d9"], "upstreams": ["urn:li:schemaField:u9"]}]})}),
+    "mcl-lineage-dataset-upstream": mcl(aspectName="upstreamLineage", aspect={"value": json.dumps(  # ut9a #1
+        {"upstreams": [{"dataset": "urn:li:dataset:u1"}],
+         "fineGrainedLineages": [{"upstreamType": "DATASET", "upstreams": ["urn:li:dataset:u1"],
+                                  "downstreamType": "FIELD", "downstreams": ["urn:li:schemaField:d1"]}]})}),
     "mcl-lineage-bad-column": mcl(aspectName="upstreamLineage", aspect={"value": json.dumps(
         {"upstreams": [], "fineGrainedLineages": [{"downstreams": ["x"], "upstreams": ["urn:li:schemaField:u"]}]})}),
     "mcl-run-event-out-of-range": mcl(entityUrn="urn:li:dataProcessInstance:r1", aspectName="dataProcessInstanceRunEvent",
