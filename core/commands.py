@@ -179,6 +179,10 @@ def _check_local_out(out: str) -> None:
     path = local_out(out)
     if path is None:
         return  # another file system: Hadoop's business
+    if path.name in ("triples", "quarantine") and (path.parent / "manifest.json").is_file():
+        # ut9a #3: its own _SUCCESS made it look like an export to replace, inside the real one
+        raise InputError(f"--out {out} is the {path.name} folder of the export {path.parent}: give the export's "
+                         "folder itself")
     for where in (path, *path.parents):
         if where.exists():
             if not where.is_dir():

@@ -613,6 +613,8 @@ def _impersonations(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Li
 
 _IS_COLUMN = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
               "ASK {\n#@bindings\n?entity a om:Column }")
+_HAS_COLUMN_EDGE = ("PREFIX prov: <http://www.w3.org/ns/prov#>\n"
+                    "ASK {\n#@bindings\n?entity prov:qualifiedDerivation|^prov:entity ?edge }")
 
 
 def _column_lineage(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Literal]) -> list[str]:
@@ -620,6 +622,10 @@ def _column_lineage(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Li
     table has no lineage (ut7a #5)."""
     if not store.ask(_IS_COLUMN, {"entity": bound["entity"]}):
         return []
+    if not store.ask(_HAS_COLUMN_EDGE, {"entity": bound["entity"]}):  # ut9a #4: unknown is not "nothing"
+        return ["this is a column with no column-level lineage in the store (OpenMetadata columnsLineage, DataHub "
+                "fineGrainedLineages): the empty answer says nothing of what depends on it; the lineage of its "
+                "table is in upstream/downstream of the table"]
     return ["this is a column: its lineage follows column-level edges (OpenMetadata columnsLineage, DataHub "
             "fineGrainedLineages), and none of them was valid at that time; the lineage of its table is in "
             "upstream/downstream of the table"]

@@ -55,6 +55,16 @@ def test_an_unexpected_error_is_exit_2_in_one_line(error, said, tmp_path, monkey
                   "--quarantine", str(tmp_path / "q.jsonl")])
 
 
+def test_export_into_the_triples_folder_of_an_export_is_refused(tmp_path, capsys):
+    """ut9a #3: --out EXPORT/triples (a tab-completion slip) was taken for an export to replace."""
+    (tmp_path / "exp" / "triples").mkdir(parents=True)
+    (tmp_path / "exp" / "manifest.json").write_text("{}")
+    assert main(["export", str(tmp_path / "in.jsonl"), "--out", str(tmp_path / "exp" / "triples")]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"changeprov export: error: --out {tmp_path / 'exp' / 'triples'} is the triples folder of the export "
+        f"{tmp_path / 'exp'}: give the export's folder itself")
+
+
 def _corrupt_gzip(data: bytes) -> bytes:
     """``data`` gzipped, with bytes in the middle of the deflate stream flipped: zlib fails mid-file."""
     import gzip

@@ -1329,6 +1329,19 @@ def column_lineage_store(tmp_path_factory):
         _om_lineage(3, "entityLineageAdded", t, "down", "down2", [("x", "z")]),
         _om_lifecycle(4, "entityDeleted", "down2", t + 3 * day, 0.1, 0.2),
         _om_lineage(5, "entityLineageDeleted", t + 4 * day, "up", "down", [("a", "x")]),
+        # after its hard delete, a new table takes down2's name and its column's lineage (ut9a #2)
+        dict(_om_lineage(6, "entityLineageAdded", t + 3 * day + day // 2, "down", "down2new", [("x", "z")]),
+             entity={"fromEntity": {"id": "down", "type": "table", "fullyQualifiedName": "s.d.x.down"},
+                     "toEntity": {"id": "down2new", "type": "table", "fullyQualifiedName": "s.d.x.down2"},
+                     "lineageDetails": {"columnsLineage": [{"fromColumns": ["s.d.x.down.x"],
+                                                            "toColumn": "s.d.x.down2.z"}]}}),
+        *[{"id": f"own-{table}", "eventType": "entityUpdated", "entityType": "table", "entityId": table,
+           "entityFullyQualifiedName": "s.d.x.down2", "userName": "alice", "timestamp": at,
+           "previousVersion": 0.1, "currentVersion": 0.2,
+           "changeDescription": {"fieldsAdded": [{"name": "owners", "newValue": json.dumps(
+               [{"id": owner, "type": "user", "name": owner}])}], "fieldsUpdated": [], "fieldsDeleted": [],
+               "previousVersion": 0.1}}
+          for table, owner, at in (("down2", "erin", t - day), ("down2new", "frank", t + 3 * day + day // 2))],
         {"id": "own-1", "eventType": "entityUpdated", "entityType": "table", "entityId": "down",
          "entityFullyQualifiedName": "s.d.x.down", "userName": "alice", "timestamp": t - day,
          "previousVersion": 0.1, "currentVersion": 0.2,
@@ -1353,7 +1366,9 @@ def column_lineage_store(tmp_path_factory):
     ("downstream", "s.d.x.up.b", "2024-01-03T12:00:00Z", {}),
     ("downstream", "s.d.x.up.a", "2024-01-03T12:00:00Z", {"s.d.x.down.x": 1, "s.d.x.down2.z": 2}),
     # down2 hard-deleted on day 3, the table edge up -> down deleted on day 4
-    ("downstream", "s.d.x.up.a", "2024-01-05T12:00:00Z", {"s.d.x.down.x": 1}),
+    ("downstream", "s.d.x.up.a", "2024-01-05T06:00:00Z", {"s.d.x.down.x": 1}),
+    # a new table of down2's name has the column again from 01-05T08:00
+    ("downstream", "s.d.x.up.a", "2024-01-05T12:00:00Z", {"s.d.x.down.x": 1, "s.d.x.down2.z": 2}),
     ("downstream", "s.d.x.up.a", "2024-01-06T12:00:00Z", {}),
     ("upstream", "s.d.x.down2.z", "2024-01-02T12:00:00Z", {"s.d.x.down.x": 1, "s.d.x.up.a": 2}),
     ("upstream", "s.d.x.down.y", "2024-01-02T12:00:00Z", {"s.d.x.up.b": 1}),
@@ -1376,7 +1391,22 @@ def test_the_lineage_of_a_column_follows_column_edges_as_of_a_time(column_lineag
         assert {r["upstream_name"].value for r in details.dicts()} == {k for k, v in want.items() if v == 1}
 
 
-def test_impact_of_a_column_names_the_owners_of_each_columns_table(column_lineage_store):
-    rows = run_query(column_lineage_store, get_query("impact"), {"entity": "s.d.x.up.a", "as_of": "2024-01-02T12:00:00Z"})
-    assert [(r["asset_name"].value, r["hops"].value, r["owners"] and r["owners"].value) for r in rows.dicts()] == [
-        ("s.d.x.down.x", "1", "carol"), ("s.d.x.down2.z", "2", None)]
+@pytest.mark.parametrize("as_of, want", [
+    ("2024-01-02T12:00:00Z", [("s.d.x.down.x", "1", "carol"), ("s.d.x.down2.z", "2", "erin")]),
+    # down2 hard-deleted, a new table of that name has the column: its owners only (ut9a #2)
+    ("2024-01-05T12:00:00Z", [("s.d.x.down.x", "1", "carol"), ("s.d.x.down2.z", "2", "frank")]),
+])
+def test_impact_of_a_column_names_the_owners_of_each_columns_table(column_lineage_store, as_of, want):
+    rows = run_query(column_lineage_store, get_query("impact"), {"entity": "s.d.x.up.a", "as_of": as_of})
+    assert [(r["asset_name"].value, r["hops"].value, r["owners"] and r["owners"].value) for r in rows.dicts()] == want
+
+
+def test_a_column_without_column_lineage_says_so(column_lineage_store, store):
+    """ut9a #4: "none of them was valid at that time" read as if every column had had lineage."""
+    ended = run_query(column_lineage_store, get_query("downstream"), {"entity": "s.d.x.up.b", "as_of": "2024-01-06"})
+    assert ended.rows == [] and ended.notes[0].startswith("this is a column: its lineage follows column-level edges")
+    never = run_query(store, get_query("downstream"), {"entity": OM_ORDERS + ".customer_email"})
+    assert never.rows == [] and never.notes == [
+        "this is a column with no column-level lineage in the store (OpenMetadata columnsLineage, DataHub "
+        "fineGrainedLineages): the empty answer says nothing of what depends on it; the lineage of its table is "
+        "in upstream/downstream of the table"]
