@@ -1410,3 +1410,24 @@ def test_a_column_without_column_lineage_says_so(column_lineage_store, store):
         "this is a column with no column-level lineage in the store (OpenMetadata columnsLineage, DataHub "
         "fineGrainedLineages): the empty answer says nothing of what depends on it; the lineage of its table is "
         "in upstream/downstream of the table"]
+
+
+def test_impact_owners_end_with_a_hard_delete_and_come_with_a_re_creation(tmp_path):
+    """A review of ut9a #2's fix: a hard delete takes the owners added before it; owners added after a
+    re-creation count."""
+    t, day = 1_704_139_200_000, 86_400_000
+    up, x = DS("hive,db.up"), DS("hive,db.x")
+    key = {"platform": "urn:li:dataPlatform:hive", "name": "x", "origin": "PROD"}
+    events = [
+        _dh_mcl(x, "datasetKey", t - day, "1", value=key),
+        _dh_mcl(x, "upstreamLineage", t, "1", value={"upstreams": [{"dataset": up}]}),
+        _dh_mcl(x, "ownership", t, "1", value={"owners": [{"owner": "urn:li:corpuser:erin"}]}),
+        _dh_mcl(x, "datasetKey", t + day, "2", change="DELETE", previous=("1", key)),
+        _dh_mcl(x, "datasetKey", t + 2 * day, "1", value=key),
+        _dh_mcl(x, "upstreamLineage", t + 2 * day, "2", value={"upstreams": [{"dataset": up}]}),
+        _dh_mcl(x, "ownership", t + 2 * day + 1000, "2", value={"owners": [{"owner": "urn:li:corpuser:frank"}]}),
+    ]
+    store = _store_of(events, tmp_path)
+    for as_of, owners in (("2024-01-02T12:00:00Z", "urn:li:corpuser:erin"), ("2024-01-04T12:00:00Z", "urn:li:corpuser:frank")):
+        rows = run_query(store, get_query("impact"), {"entity": up, "as_of": as_of}).dicts()
+        assert [(r["asset_name"].value, r["owners"] and r["owners"].value) for r in rows] == [(x, owners)], as_of
