@@ -336,7 +336,7 @@ def export(spark: SparkSession, inputs: Sequence[str], out: str, *, family: str 
         return _export(spark, inputs, out, fs, run_id, started, family=family, mode=mode, compress=compress,
                        progress=progress)
     finally:
-        fs.delete(LOCK)
+        release_lock(fs, run_id)
 
 
 LOCK = "_export.lock"
@@ -345,24 +345,53 @@ LOCK = "_export.lock"
 def acquire_lock(fs: FileSystem, out: str, run_id: str) -> None:
     """Take ``out``'s lock (``_export.lock``: run id, host, pid, start), or refuse: a second export into
     the same folder deleted the first one's staging as a dead run's leftovers, and both failed (ut8b #4).
-    A lock left by a process of this host that no longer runs is taken over."""
+    A lock left by a process of this host that no longer runs (or by this very pid in an earlier life
+    of a restarted container) is taken over, after checking that it is still the same lock."""
     fs.mkdirs()
     mine = {"run_id": run_id, "host": socket.gethostname(), "pid": os.getpid(), "started": _iso(time.time())}
     data = (json.dumps(mine) + "\n").encode()
-    for _ in range(2):
+    held: dict = {}
+    for _ in range(3):
         if fs.create_new(LOCK, data):
             return
-        try:
-            held = json.loads(fs.read_text(LOCK))
-        except ValueError:
-            held = {}
-        if held.get("host") != mine["host"] or _alive(held.get("pid")):
+        text = _read_lock(fs)
+        if text is None:
+            continue  # released meanwhile: try again
+        held = _lock_fields(text)
+        stale = held.get("host") == mine["host"] and (held.get("pid") == mine["pid"] or not _alive(held.get("pid")))
+        if not stale:
             break
-        fs.delete(LOCK)  # its run died (killed with SIGKILL, or the machine restarted)
+        if _read_lock(fs) == text:  # still that dead run's lock, not one another run just took
+            fs.delete(LOCK)
+    if not held:
+        raise InputError(f"{out.rstrip('/')}/{LOCK} cannot be read (another export is writing it, or one died "
+                         "while writing it): if no export is running into this folder, delete it")
     raise InputError(
         f"another export (run {str(held.get('run_id'))[:12]}, pid {held.get('pid')} on {held.get('host')}, started "
         f"{held.get('started')}) is writing into {out}: let it finish; if it is not running any more, delete "
         f"{out.rstrip('/')}/{LOCK}")
+
+
+def release_lock(fs: FileSystem, run_id: str) -> None:
+    """Remove the lock if it is still this run's (never one another run took over)."""
+    text = _read_lock(fs)
+    if text is not None and _lock_fields(text).get("run_id") == run_id:
+        fs.delete(LOCK)
+
+
+def _read_lock(fs: FileSystem) -> str | None:
+    try:
+        return fs.read_text(LOCK) if fs.exists(LOCK) else None
+    except Exception:  # removed between the two calls (Hadoop's error comes through py4j)
+        return None
+
+
+def _lock_fields(text: str) -> dict:
+    try:
+        fields = json.loads(text)
+    except ValueError:
+        return {}
+    return fields if isinstance(fields, dict) else {}
 
 
 def _alive(pid) -> bool:

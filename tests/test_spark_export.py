@@ -613,18 +613,37 @@ def test_an_export_refuses_a_folder_another_export_is_writing(spark, tmp_path):
     (a process of this host that is gone) is taken over."""
     import socket
 
-    from changeprov.spark.job import LOCK, acquire_lock
+    from changeprov.spark.job import LOCK, acquire_lock, release_lock
 
     fs = FileSystem(spark, str(tmp_path / "out"))
     acquire_lock(fs, str(tmp_path / "out"), "a" * 32)
     held = json.loads((tmp_path / "out" / LOCK).read_text())
     assert held["pid"] == os.getpid() and held["run_id"] == "a" * 32
-    with pytest.raises(InputError, match=r"another export \(run aaaaaaaaaaaa, pid \d+ on .*\) is writing into "
-                                         r".*: let it finish; if it is not running any more, delete .*_export.lock"):
-        acquire_lock(fs, str(tmp_path / "out"), "b" * 32)
+    running = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:  # another live process's run
+        (tmp_path / "out" / LOCK).write_text(json.dumps(dict(held, pid=running.pid)))
+        with pytest.raises(InputError, match=r"another export \(run aaaaaaaaaaaa, pid \d+ on .*\) is writing into "
+                                             r".*: let it finish; if it is not running any more, delete .*_export.lock"):
+            acquire_lock(fs, str(tmp_path / "out"), "b" * 32)
+    finally:
+        running.kill()
+        running.wait()
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()
     (tmp_path / "out" / LOCK).write_text(json.dumps({"run_id": "c" * 32, "host": socket.gethostname(),
                                                      "pid": gone.pid, "started": "x"}))
     acquire_lock(fs, str(tmp_path / "out"), "d" * 32)
     assert json.loads((tmp_path / "out" / LOCK).read_text())["run_id"] == "d" * 32
+    # a run releases only its own lock (review: a run whose lock was taken over removed the new one)
+    release_lock(fs, "a" * 32)
+    assert (tmp_path / "out" / LOCK).exists()
+    release_lock(fs, "d" * 32)
+    assert not (tmp_path / "out" / LOCK).exists()
+    # this host and this very pid, another run: a restarted container's leftover, taken over
+    (tmp_path / "out" / LOCK).write_text(json.dumps({"run_id": "e" * 32, "host": socket.gethostname(),
+                                                     "pid": os.getpid(), "started": "x"}))
+    acquire_lock(fs, str(tmp_path / "out"), "f" * 32)
+    # a lock that is no JSON object: refused, saying it cannot be read
+    (tmp_path / "out" / LOCK).write_text("[]")
+    with pytest.raises(InputError, match="_export.lock cannot be read"):
+        acquire_lock(fs, str(tmp_path / "out"), "g" * 32)
