@@ -210,7 +210,8 @@ def _agent_findings(rows: list[dict]) -> list[Finding]:
 
 def _integrity_findings(rows: list[dict]) -> list[Finding]:
     out = []
-    conflicting: set[str] = set()
+    # a conflicting event has a row per user: one finding naming them all
+    conflicting = _group((r for r in rows if r["problem"] == "conflicting-event"), lambda r: r["event"])
     for r in rows:
         user = r["user"] or "no user"
         if r["problem"] == "change-after-delete":
@@ -218,10 +219,10 @@ def _integrity_findings(rows: list[dict]) -> list[Finding]:
         elif r["problem"] == "duplicate-name":
             summary = f"created by {user}; {r['detail']}"
         elif r["problem"] == "conflicting-event":
-            if r["event"] in conflicting:
-                continue  # one row per user of the event
-            users = sorted({x["user"] or "no user" for x in rows if x["event"] == r["event"]})
-            conflicting.add(r["event"])
+            group = conflicting[r["event"]]
+            if group[0] is not r:
+                continue  # its first row made the finding
+            users = sorted({x["user"] or "no user" for x in group})
             summary = f"{r['detail']} (times {r['time']} to {r['other_time']}; users {', '.join(users)})"
         else:
             summary = f"in lineage first added by {user}, but no event affects it"
