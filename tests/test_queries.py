@@ -1431,3 +1431,18 @@ def test_impact_owners_end_with_a_hard_delete_and_come_with_a_re_creation(tmp_pa
     for as_of, owners in (("2024-01-02T12:00:00Z", "urn:li:corpuser:erin"), ("2024-01-04T12:00:00Z", "urn:li:corpuser:frank")):
         rows = run_query(store, get_query("impact"), {"entity": up, "as_of": as_of}).dicts()
         assert [(r["asset_name"].value, r["owners"] and r["owners"].value) for r in rows] == [(x, owners)], as_of
+
+
+def test_the_three_lineage_steps_share_one_column_edge_rule():
+    """upstream, downstream and lineage-details each hold the column-edge validity checks (a .rq file
+    includes nothing): they must stay the same text, up to lineage-details' variable names."""
+    def block(name: str, end: str) -> str:
+        text = get_query(name).text
+        start = text.index("  # A column edge (OpenMetadata columnsLineage")
+        return text[start:text.index(end, start)]
+
+    up, down = (block(n, "  OPTIONAL { ?next om:fullyQualifiedName") for n in ("upstream", "downstream"))
+    details = block("lineage-details", "  # what that event said")
+    for ours, theirs in (("?stated_at", "?t"), ("?event", "?added"), ("?upstream", "?next")):
+        details = details.replace(ours, theirs)
+    assert up == down == details
