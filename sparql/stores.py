@@ -16,6 +16,7 @@ inserted at the ``#@bindings`` marker line of the query (see :func:`values_block
 from __future__ import annotations
 
 import base64
+import functools
 import os
 import re
 import sys
@@ -485,6 +486,7 @@ def _redirected(url: str, exc: urllib.error.HTTPError) -> StoreError:
                       "said)")
 
 
+@functools.cache
 def _sparql_wrapper_class():
     """SPARQLWrapper, opening its requests with _OPENER (its own ``_query`` uses urllib's global opener,
     which follows redirects); its HTTP errors are mapped as SPARQLWrapper maps them."""
