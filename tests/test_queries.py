@@ -1380,6 +1380,8 @@ def column_lineage_store(tmp_path_factory):
     ("upstream", DS("hive,db.d"), "2024-01-04T12:00:00Z", {DS("hive,db.u"): 1}),
     ("upstream", DS("hive,db.e"), "2024-01-02T12:00:00Z", {DS("hive,db.u2"): 1}),
     ("downstream", DS("hive,db.u2"), "2024-01-02T12:00:00Z", {DS("hive,db.e"): 1}),
+    # a column computed from that whole dataset has it upstream (rv29 #3: lineage-details listed it, upstream not)
+    ("upstream", f"urn:li:schemaField:({DS('hive,db.e')},h)", "2024-01-02T12:00:00Z", {DS("hive,db.u2"): 1}),
 ])
 def test_the_lineage_of_a_column_follows_column_edges_as_of_a_time(column_lineage_store, query, entity, as_of, want):
     """ut7a #5: upstream / downstream of a column answered nothing; a column edge ends when its table
