@@ -101,18 +101,52 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `changeprov query … | head`: the reader has all it wanted
         _silence_stdout()
         return EXIT_OK
-    except OSError as exc:  # the file system, outside what a command checks (ut8b #4: exit 1 and a traceback)
-        print(f"changeprov {args.command}: error: {one_line(str(exc))}", file=sys.stderr)
-        return EXIT_ERROR
-    except Exception as exc:  # a bug: still one line and exit 2 (1 means findings), the traceback on request
+    except Exception as exc:  # still one line and exit 2 (1 means findings), the traceback on request
+        stop = _interruption(exc)
+        if stop is not None:  # py4j's own clean-up after Ctrl-C failed, with the JVM gone
+            print(f"changeprov {args.command}: {'terminated' if isinstance(stop, Terminated) else 'interrupted'}",
+                  file=sys.stderr)
+            return EXIT_ERROR
         if os.environ.get(TRACEBACK_ENV):
             raise
-        print(f"changeprov {args.command}: internal error (a bug in changeprov, please report it): "
-              f"{type(exc).__name__}: {one_line(str(exc))} (set {TRACEBACK_ENV}=1 to see where)", file=sys.stderr)
+        print(f"changeprov {args.command}: {_unexpected(exc)}", file=sys.stderr)
         return EXIT_ERROR
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+def _interruption(exc: BaseException) -> KeyboardInterrupt | None:
+    """The Ctrl-C or SIGTERM that ``exc`` was raised while handling, if any: py4j closes its connection
+    on a KeyboardInterrupt and raises its own error when the JVM (in the same process group, so
+    interrupted too) has already gone."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def _unexpected(exc: Exception) -> str:
+    """What an error no command checked for says: the file system (ut8b #4: exit 1 and a traceback), the
+    Spark JVM gone or failing outside a job (rv29 #6: it was called a bug), or a bug.
+
+    >>> _unexpected(OSError(28, "No space left on device"))
+    'error: [Errno 28] No space left on device'
+    >>> _unexpected(KeyError("x"))
+    "internal error (a bug in changeprov, please report it): KeyError: 'x' (set CHANGEPROV_TRACEBACK=1 to see where)"
+    """
+    if isinstance(exc, OSError):
+        return f"error: {one_line(str(exc))}"
+    if type(exc).__module__.startswith("py4j."):
+        # a Java error's text is its whole stack trace: keep the lines that are not frames
+        said = [line.strip() for line in str(exc).splitlines() if line.strip() and not line[:1].isspace()]
+        return (f"error: the Spark JVM failed or stopped (out of memory, killed?): {type(exc).__name__}: "
+                f"{one_line(' '.join(said[:2]))} (set {TRACEBACK_ENV}=1 to see where)")
+    return (f"internal error (a bug in changeprov, please report it): {type(exc).__name__}: {one_line(str(exc))} "
+            f"(set {TRACEBACK_ENV}=1 to see where)")
 
 
 def _silence_stdout() -> None:

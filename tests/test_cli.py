@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pytest
+from py4j.protocol import Py4JNetworkError
 
 from changeprov import __version__
 from changeprov.cli import main
@@ -35,6 +36,10 @@ def test_bad_input_is_exit_2_with_a_message_not_a_traceback(tmp_path, capsys):
     (OSError(39, "Directory not empty"), "changeprov map: error: [Errno 39] Directory not empty"),
     (KeyError("x"), "changeprov map: internal error (a bug in changeprov, please report it): KeyError: 'x' "
                     "(set CHANGEPROV_TRACEBACK=1 to see where)"),
+    # rv29 #6: the JVM gone (OOM-killed) outside a job is not a bug of ours
+    (Py4JNetworkError("Answer from Java side is empty\n\tat frame"),
+     "changeprov map: error: the Spark JVM failed or stopped (out of memory, killed?): Py4JNetworkError: "
+     "Answer from Java side is empty (set CHANGEPROV_TRACEBACK=1 to see where)"),
 ])
 def test_an_unexpected_error_is_exit_2_in_one_line(error, said, tmp_path, monkeypatch, capsys):
     """ut8b #4: a file system error no command checked for ended with a traceback and exit 1, which
@@ -48,11 +53,30 @@ def test_an_unexpected_error_is_exit_2_in_one_line(error, said, tmp_path, monkey
     assert main(["map", str(tmp_path / "x.jsonl"), "--out", str(tmp_path / "o.nt"),
                  "--quarantine", str(tmp_path / "q.jsonl")]) == 2
     assert capsys.readouterr().err.strip() == said
-    if isinstance(error, KeyError):  # a bug's traceback, on request
-        monkeypatch.setenv("CHANGEPROV_TRACEBACK", "1")
-        with pytest.raises(KeyError):
-            main(["map", str(tmp_path / "x.jsonl"), "--out", str(tmp_path / "o.nt"),
-                  "--quarantine", str(tmp_path / "q.jsonl")])
+    monkeypatch.setenv("CHANGEPROV_TRACEBACK", "1")  # the traceback, on request
+    with pytest.raises(type(error)):
+        main(["map", str(tmp_path / "x.jsonl"), "--out", str(tmp_path / "o.nt"),
+              "--quarantine", str(tmp_path / "q.jsonl")])
+
+
+def test_a_py4j_error_raised_while_handling_ctrl_c_is_an_interruption(tmp_path, monkeypatch, capsys):
+    """test_ctrl_c_during_an_export… failed now and then: py4j's clean-up after the KeyboardInterrupt
+    raised "Gateway must be connected to send cancel cmd" (the JVM had the SIGINT too), and that
+    error, not the interruption, reached the user."""
+    from py4j.protocol import Py4JError
+
+    import changeprov.mapping.reference as reference
+
+    def fail(*_args, **_kwargs):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            raise Py4JError("Gateway must be connected to send cancel cmd.")
+
+    monkeypatch.setattr(reference, "map_to_files", fail)
+    assert main(["map", str(tmp_path / "x.jsonl"), "--out", str(tmp_path / "o.nt"),
+                 "--quarantine", str(tmp_path / "q.jsonl")]) == 2
+    assert capsys.readouterr().err == "changeprov map: interrupted\n"
 
 
 def test_export_into_the_triples_folder_of_an_export_is_refused(tmp_path, capsys):
