@@ -422,6 +422,32 @@ def test_datahub_aspect_versions_order_changes_in_one_millisecond(tmp_path, v1, 
         assert {r["value"].value for r in state if r["field"].value == "globalTags"} == want_tags, d
 
 
+def test_audit_lineage_removed_lists_edges_an_upstream_lineage_left_out_without_naming_them(tmp_path):
+    """ut10a #7: upstream ended an edge that a later upstreamLineage without its previous value (or a
+    DELETE without one) left out, and audit-lineage-removed, which read only removedBy, did not list it."""
+    t, hour = 1_704_139_200_000, 3_600_000
+    d, e = DS("hive,db.d"), DS("hive,db.e")
+    u, v = ({"dataset": DS(f"hive,db.{n}"), "type": "TRANSFORMED"} for n in ("u", "v"))
+    events = [
+        _dh_mcl(d, "upstreamLineage", t, "1", value={"upstreams": [u, v]}),
+        # no previousAspectValue: v is left out without a removedBy
+        _dh_mcl(d, "upstreamLineage", t + hour, "2", value={"upstreams": [u]}),
+        # still without v: not a second removal
+        _dh_mcl(d, "upstreamLineage", t + 2 * hour, "3", value={"upstreams": [u]}),
+        # with its previous value: u removed by name, listed once
+        _dh_mcl(d, "upstreamLineage", t + 3 * hour, "4", value={"upstreams": []}, previous=("3", {"upstreams": [u]})),
+        _dh_mcl(e, "upstreamLineage", t, "1", value={"upstreams": [u]}),
+        _dh_mcl(e, "upstreamLineage", t + 4 * hour, "2", change="DELETE"),
+    ]
+    store = _store_of(events, tmp_path)
+    rows = run_query(store, get_query("audit-lineage-removed"), {}).dicts()
+    assert [(r["down_name"].value, r["up_name"].value, r["time"].value) for r in rows] == [
+        (d, DS("hive,db.v"), "2024-01-01T21:00:00Z"),
+        (d, DS("hive,db.u"), "2024-01-01T23:00:00Z"),
+        (e, DS("hive,db.u"), "2024-01-02T00:00:00Z")]
+    assert run_query(store, get_query("upstream"), {"entity": e}).rows == []
+
+
 def test_deleted_entities_sees_restores_in_the_same_millisecond_and_re_creation(tmp_path):
     """A user's test: a restore in the delete's millisecond was not seen (it has the higher version),
     and a DataHub dataset re-created after a hard delete (same URN, live again) showed as never restored."""
