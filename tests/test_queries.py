@@ -448,6 +448,47 @@ def test_audit_lineage_removed_lists_edges_an_upstream_lineage_left_out_without_
     assert run_query(store, get_query("upstream"), {"entity": e}).rows == []
 
 
+@pytest.mark.parametrize("as_of, want", [
+    ("2024-01-01T20:30:00Z", {("globalTags", "urn:li:tag:PII")}),
+    # version 2 has no previousAspectValue: it is the whole aspect, PII is gone (ut10a #9)
+    ("2024-01-01T21:30:00Z", {("globalTags", "urn:li:tag:Gold")}),
+    ("2024-01-01T22:30:00Z", {("globalTags", "urn:li:tag:Silver")}),
+    # a DELETE without its previous value takes every tag
+    ("2024-01-01T23:30:00Z", set()),
+])
+def test_entity_state_of_a_datahub_aspect_sent_without_its_previous_value(tmp_path, as_of, want):
+    t, hour = 1_704_139_200_000, 3_600_000
+    d = DS("hive,db.c")
+
+    def tags(*names):
+        return {"tags": [{"tag": f"urn:li:tag:{n}"} for n in names]}
+
+    events = [
+        _dh_mcl(d, "globalTags", t, "1", value=tags("PII")),
+        {**_dh_mcl(d, "globalTags", t + hour, "2", value=tags("Gold")), "previousSystemMetadata": {"version": "1"}},
+        _dh_mcl(d, "globalTags", t + 2 * hour, "3", value=tags("Silver"), previous=("2", tags("Gold"))),
+        _dh_mcl(d, "globalTags", t + 3 * hour, "4", change="DELETE"),
+    ]
+    rows = run_query(_store_of(events, tmp_path), get_query("entity-state"), {"entity": d, "as_of": as_of})
+    assert {(r["field"].value, r["value"].value) for r in rows.dicts()} == want
+
+
+def test_entity_state_after_a_column_type_change_shows_the_columns_not_the_aspect(tmp_path):
+    """ut10a #15: a schemaMetadata that only changed a column's type showed the whole aspect as one more
+    value beside its columns."""
+    t, hour = 1_704_139_200_000, 3_600_000
+    d = DS("hive,db.s")
+
+    def schema(kind):
+        return {"schemaName": "s", "fields": [{"fieldPath": "id", "nativeDataType": kind}]}
+
+    events = [_dh_mcl(d, "schemaMetadata", t, "1", value=schema("int")),
+              _dh_mcl(d, "schemaMetadata", t + hour, "2", value=schema("bigint"), previous=("1", schema("int")))]
+    rows = run_query(_store_of(events, tmp_path), get_query("entity-state"), {"entity": d}).dicts()
+    assert [(r["field"].value, r["value"].value) for r in rows] == [
+        ("schemaMetadata", f"urn:li:schemaField:({d},id)")]
+
+
 def test_deleted_entities_sees_restores_in_the_same_millisecond_and_re_creation(tmp_path):
     """A user's test: a restore in the delete's millisecond was not seen (it has the higher version),
     and a DataHub dataset re-created after a hard delete (same URN, live again) showed as never restored."""
