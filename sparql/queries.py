@@ -631,9 +631,24 @@ def _column_lineage(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Li
             "upstream/downstream of the table"]
 
 
+_LAST_HARD_DELETE = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+                     "SELECT ?entity ?as_of ?time WHERE {\n#@bindings\n"
+                     "?event om:affectsEntity|om:cascadesTo ?entity ; om:lifecycleChange om:HardDeleted ;\n"
+                     "om:timestamp ?time . FILTER(COALESCE(?time <= ?as_of, true)) } ORDER BY DESC(?time) LIMIT 1")
+
+
+def _hard_deleted(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Literal]) -> list[str]:
+    """An empty state after a hard delete is that delete, not "no field changes" (ut10a #6)."""
+    found = store.select(_LAST_HARD_DELETE, {k: v for k, v in bound.items() if k in ("entity", "as_of")}).rows
+    if not found:
+        return []
+    return [f"it was hard-deleted at {found[0][-1].value}: a hard delete ends every value set before it"]
+
+
 #: ``# if-empty: NAME`` checks: (store, bound parameters) → notes explaining an empty answer
 EMPTY_CHECKS = {"unversioned": _unversioned_or_unknown, "unchanged-field": _unchanged_field,
-                "impersonations": _impersonations, "column-lineage": _column_lineage}
+                "impersonations": _impersonations, "column-lineage": _column_lineage,
+                "hard-deleted": _hard_deleted}
 
 
 _CATEGORY = re.compile(r"[A-Z][A-Z_]*")

@@ -224,6 +224,18 @@ def test_entity_state_of_datahub_change_event_categories(store, as_of, expected)
     assert got == expected
 
 
+@pytest.mark.parametrize("as_of, fields, note", [
+    ("2024-03-15", ["DEPRECATION", "deprecation", "status", "upstreamLineage"], None),
+    # hard-deleted on 03-20: its ECE-view deprecation (no DELETE of its own) stayed (ut10a #6)
+    ("2024-03-21", [], "it was hard-deleted at 2024-03-20T00:05:00Z: a hard delete ends every value set before it"),
+])
+def test_entity_state_ends_with_a_hard_delete(store, as_of, fields, note):
+    legacy = "urn:li:dataset:(urn:li:dataPlatform:hive,staging.orders_legacy,PROD)"
+    rows = run_query(store, get_query("entity-state"), {"entity": legacy, "as_of": as_of})
+    assert [r["field"].value for r in rows.dicts()] == fields
+    assert (note in rows.notes) if note else not any("hard-deleted" in n for n in rows.notes)
+
+
 def test_tags_and_owners_a_corpus_entity_was_created_with(store):
     """The corpus's dashboard was created with Tier.Tier2, which bob.martinez removed on 2026-09-04: the
     removal alone was listed, and no state ever showed the tag; glossary terms are created with an owner."""
