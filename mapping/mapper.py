@@ -62,6 +62,23 @@ def detect_family(obj: dict) -> str | None:
     return None
 
 
+def nearest_family(obj: dict) -> str:
+    """For an event no family matches: the first family (in `detectOrder`) that lacks only one of its
+    detection keys, which is most likely the field that was lost (ut10a #13), or "".
+
+    >>> nearest_family({"aspectName": "status", "changeType": "UPSERT", "aspect": {}})
+    '; nearest: datahub-mcl, which also needs entityUrn'
+    >>> nearest_family({"foo": 1})
+    ''
+    """
+    table = rules()["families"]
+    for family in FAMILIES:
+        missing = [key for key in table[family]["detect"] if key not in obj]
+        if len(missing) == 1:
+            return f"; nearest: {family}, which also needs {missing[0]}"
+    return ""
+
+
 def map_event(obj: dict, *, family: str = "auto") -> tuple[str, list[Triple]]:
     """Map one decoded event; raises Rejected for events that must be quarantined."""
     detected = detect_family(obj)
@@ -72,7 +89,7 @@ def map_event(obj: dict, *, family: str = "auto") -> tuple[str, list[Triple]]:
             raise Rejected("UNKNOWN_FAMILY", f"not a {family} event (looks like {detected or 'nothing known'})")
     if detected is None:
         raise Rejected("UNKNOWN_FAMILY", "no event family matches the keys "
-                       + ", ".join(sorted(map(str, obj))[:12]))
+                       + ", ".join(sorted(map(str, obj))[:12]) + nearest_family(obj))
     return detected, MAPPERS[detected](obj).triples
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from changeprov.spark.checks import reject
@@ -39,7 +39,8 @@ def map_events(decoded: DataFrame, *, families: Iterable[str] | None = None) -> 
     unknown = F.col("rejected").isNull() & ~F.col("blank") & fam.isNull()
     # the reference's detail: the object's first 12 keys by code point (UTF-8 byte order is the same)
     keys = F.array_join(F.slice(F.array_sort(F.json_object_keys(F.col("value"))), 1, 12), ", ")
-    rejected = F.when(unknown, reject("UNKNOWN_FAMILY", F.concat(F.lit("no event family matches the keys "), keys))) \
+    rejected = F.when(unknown, reject("UNKNOWN_FAMILY", F.concat(F.lit("no event family matches the keys "), keys,
+                                                                 _nearest_family(F.json_object_keys(F.col("value")))))) \
         .otherwise(rejected)
     return (df
             .withColumn("_rejected", rejected)
@@ -48,6 +49,20 @@ def map_events(decoded: DataFrame, *, families: Iterable[str] | None = None) -> 
             .withColumn("ms", F.when(F.col("reason").isNull(), ms))
             .withColumn("triples", F.when(F.col("reason").isNull() & ~F.col("blank"), triples))
             .drop("_rejected", *staged))
+
+
+def _nearest_family(keys: Column) -> Column:
+    """changeprov.mapping.mapper.nearest_family: the first family lacking one detection key, or ""."""
+    from changeprov.mapping.mapper import FAMILIES
+    from changeprov.mapping.vocab import rules
+
+    hint = F.lit("")
+    for family in reversed(FAMILIES):  # the first in detectOrder is tested last, so it wins
+        wanted = rules()["families"][family]["detect"]
+        missing = F.array_except(F.array(*[F.lit(k) for k in wanted]), keys)
+        hint = F.when(F.size(missing) == 1, F.concat(F.lit(f"; nearest: {family}, which also needs "),
+                                                     F.element_at(missing, 1))).otherwise(hint)
+    return hint
 
 
 _PLANS: dict[tuple[str, str], tuple[Plan, tuple]] = {}

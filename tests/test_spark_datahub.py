@@ -255,3 +255,24 @@ def test_hostile_lines_cover_every_reason():
     reasons = {out for out, _ in reference_outcomes([_j(obj) for obj in HOSTILE.values()])}
     assert {"MISSING_FIELD", "BAD_TYPE", "UNKNOWN_EVENT_TYPE", "BAD_TIMESTAMP", "BAD_IDENTIFIER",
             "BAD_ASPECT_JSON", "ok:datahub-mcl", "ok:datahub-ece", "ok:datahub-platform"} <= reasons
+
+
+@pytest.mark.parametrize("obj, hint", [
+    # an MCL that lost its entityUrn, an ECE its category (ut10a #13: "no event family matches" alone)
+    ({k: v for k, v in mcl().items() if k != "entityUrn"}, "; nearest: datahub-mcl, which also needs entityUrn"),
+    ({"entityUrn": "urn:li:dataset:x", "operation": "ADD"}, "; nearest: datahub-ece, which also needs category"),
+    ({"hello": 1}, ""),
+])
+def test_an_unknown_family_names_the_nearest_one_in_both_mappers(spark, tmp_path, obj, hint):
+    from changeprov.mapping.mapper import map_line
+    from changeprov.spark.decode import decode
+    from changeprov.spark.transform import map_events
+
+    line = _j(obj)
+    want = map_line(line).quarantine
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(line + b"\n")
+    got = spark.read.text(str(path)).transform(decode).transform(lambda df: map_events(df, families=())) \
+        .select("reason", "detail").first()
+    assert (got.reason, got.detail) == (want.reason, want.detail) == (
+        "UNKNOWN_FAMILY", "no event family matches the keys " + ", ".join(sorted(obj)) + hint)
