@@ -236,6 +236,17 @@ def test_entity_state_ends_with_a_hard_delete(store, as_of, fields, note):
     assert (note in rows.notes) if note else not any("hard-deleted" in n for n in rows.notes)
 
 
+def test_entity_history_shows_datahub_aspect_versions(store):
+    """ut10a #16: a DataHub MCL's versions (systemMetadata.version, the previous one) were in the store
+    and in no answer."""
+    legacy = "urn:li:dataset:(urn:li:dataPlatform:hive,staging.orders_legacy,PROD)"
+    rows = run_query(store, get_query("entity-history"), {"entity": legacy}).dicts()
+    status = [(r["fields_changed"].value, r["previous_version"] and r["previous_version"].value,
+               r["current_version"] and r["current_version"].value)
+              for r in rows if "status" in r["fields_changed"].value]
+    assert status == [("+status", None, "1"), ("~status", "1", "2"), ("-status", "2", None)]
+
+
 def test_tags_and_owners_a_corpus_entity_was_created_with(store):
     """The corpus's dashboard was created with Tier.Tier2, which bob.martinez removed on 2026-09-04: the
     removal alone was listed, and no state ever showed the tag; glossary terms are created with an owner."""
