@@ -8,7 +8,7 @@ from pyoxigraph import NamedNode
 
 from changeprov.mapping import terms
 from changeprov.mapping.emit import Graph, datetime_literal, minted, urn
-from changeprov.mapping.events import member_changes
+from changeprov.mapping.events import field_change, member_changes
 from changeprov.mapping.fields import checked
 from changeprov.mapping.vocab import om, prov, rules, term
 
@@ -31,6 +31,9 @@ def map_aspect(g: Graph, event: NamedNode, entity: NamedNode, entity_urn: str, c
                            new=_job_datasets(g, new, key, "aspect"), added=added, removed=removed)
     elif pattern == "schema":
         _schema(g, change, entity_urn, old, new)
+        column_tags(g, event, change, entity_urn, aspect, "fields", old=old, new=new)
+    elif pattern == "editable-schema":
+        column_tags(g, event, change, entity_urn, aspect, "editableSchemaFieldInfo", old=old, new=new)
     elif pattern.startswith("run-") and not deleting and isinstance(new, dict):
         _run(g, entity, pattern, new)
 
@@ -138,6 +141,44 @@ def _schema(g: Graph, change: NamedNode, entity_urn: str, old: Any, new: Any) ->
     for path in sorted(before.keys() & after.keys()):
         if before[path] != after[path]:
             g.add(change, om("changedSchemaField"), field_node(path))
+
+
+#: a schema field's tags and glossary terms: (sub-field, path inside the field, added, removed, class)
+COLUMN_MEMBERS = (("globalTags", ["globalTags", "tags", "*", "tag"], "om-event:addedTag", "om-event:removedTag",
+                   "om-event:Tag"),
+                  ("glossaryTerms", ["glossaryTerms", "terms", "*", "urn"], "om-event:addedGlossaryTerm",
+                   "om-event:removedGlossaryTerm", "om-event:GlossaryTerm"))
+
+
+def column_tags(g: Graph, event: NamedNode, change: NamedNode, entity_urn: str, aspect: str, key: str, *,
+                old: Any, new: Any) -> None:
+    """Tags and glossary terms on the columns of a schemaMetadata (``fields``) or editableSchemaMetadata
+    (``editableSchemaFieldInfo``): where DataHub's UI and ingestion put column PII (ut10a #3). One field
+    change per column and kind whose members changed, ``{aspect}.{fieldPath}.{globalTags|glossaryTerms}``,
+    about that column (``om-event:aboutColumn``), numbered after the aspect's own change (index 0) in
+    (fieldPath, kind) order; of the same kind (added, updated, deleted) as the aspect's change."""
+    def by_path(value: Any) -> dict[str, dict]:
+        items = value.get(key) if isinstance(value, dict) else None
+        return {f["fieldPath"]: f for f in (items if isinstance(items, list) else [])
+                if isinstance(f, dict) and isinstance(f.get("fieldPath"), str)}
+
+    before, after = by_path(old), by_path(new)
+    kind = change.value.rsplit("/", 2)[1]
+    index = 0
+    for path in sorted(before.keys() | after.keys()):
+        for sub, where, added, removed, cls in COLUMN_MEMBERS:
+            b = set(_urns(before.get(path), where))
+            a = set(_urns(after.get(path), where))
+            if a == b:
+                continue
+            index += 1
+            column = _node(g, f"aspect.value.{key}.fieldPath", f"{SCHEMA_FIELD}({entity_urn},{path})", "om-event:Column")
+            one = field_change(g, event, kind, index, f"{aspect}.{path}.{sub}")
+            g.add(one, om("aboutColumn"), column)
+            text = ".".join(where)
+            member_changes(g, one, old={u: _node(g, f"previousAspectValue.value.{key}.{text}", u, cls) for u in b},
+                           new={u: _node(g, f"aspect.value.{key}.{text}", u, cls) for u in a},
+                           added=added, removed=removed)
 
 
 def run_node(g: Graph, record: NamedNode) -> NamedNode:

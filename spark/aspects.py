@@ -10,10 +10,12 @@ from __future__ import annotations
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from changeprov.mapping.aspects import SCHEMA_FIELD
+from changeprov.mapping.aspects import COLUMN_MEMBERS, SCHEMA_FIELD
 from changeprov.mapping.vocab import rules
 from changeprov.spark.checks import Checks, no_reject
-from changeprov.spark.shapes import RDF_TYPE, change_node, entity_triples, lineage_triples, om, prov
+from changeprov.spark.shapes import (
+    RDF_TYPE, change_node, entity_triples, field_change_triples, lineage_triples, om, prov,
+)
 from changeprov.spark.sqlterms import (
     MAX_MS, bad_urn, datetime_literal, iri, iri_safe, items, let, literal, minted, term, triple, variant_kind,
 )
@@ -90,7 +92,9 @@ def aspect(plan: Plan, name: Column, *, event: Column, urn: Column, safe: Column
         elif pattern == "upstream-lineage":
             part = _upstream_lineage(event, urn, safe, old, new)
         elif pattern == "schema":
-            part = _schema(change, urn, old, new)
+            part = _both(_schema(change, urn, old, new), _column_tags(event, kind, urn, aspect_name, "fields", old, new))
+        elif pattern == "editable-schema":
+            part = _column_tags(event, kind, urn, aspect_name, "editableSchemaFieldInfo", old, new)
         elif pattern.startswith("run-"):
             part = F.when(~deleting & (variant_kind(new) == "object"), _run(safe, pattern, new))
         else:
@@ -247,6 +251,72 @@ def _schema(change: Column, urn: Column, old: Column, new: Column) -> Column:
                       _each(d["changed"], one("om-event:changedSchemaField"))], ck)
 
     return let({"b": _schema_fields(old), "a": _schema_fields(new)}, diffs)
+
+
+def _both(first: Column, second: Column) -> Column:
+    """Two patterns' struct<t, c> in the reference's order: all triples, the first failing check."""
+    return F.struct(F.concat(first["t"], second["t"]).alias("t"), F.coalesce(first["c"], second["c"]).alias("c"))
+
+
+_MEMBER_LISTS = "array<struct<path:string,globalTags:array<string>,glossaryTerms:array<string>>>"
+
+
+def _column_members(value: Column, key: str) -> Column:
+    """array<struct<path, globalTags, glossaryTerms>>: each schema field's tag and term URNs (the last
+    occurrence of a fieldPath wins), as aspects.column_tags reads them."""
+    pairs = F.transform(items(F.try_variant_get(value, f"$.{key}", "variant")), lambda x: let(
+        {"o": variant_kind(x) == "object", "p": F.try_variant_get(x, "$.fieldPath", "variant"), "x": x},
+        lambda c: F.struct(F.when(c["o"] & (variant_kind(c["p"]) == "string"), c["p"].cast("string")).alias("path"),
+                           *[strings_at(c["x"], where).alias(sub) for sub, where, *_ in COLUMN_MEMBERS])))
+    valid = F.filter(pairs, lambda p: p["path"].isNotNull())
+    return F.coalesce(_last_wins(valid, lambda y: y["path"]), F.array().cast(_MEMBER_LISTS))
+
+
+def _column_tags(event: Column, kind: Column, urn: Column, aspect_name: str, key: str, old: Column,
+                 new: Column) -> Column:
+    """aspects.column_tags → struct<t, c>: a field change per column and kind whose members changed."""
+    entry = "struct<path:string,sub:string,b:array<string>,a:array<string>>"
+
+    def members(fields: Column, path: Column, sub: str) -> Column:
+        return F.coalesce(F.try_element_at(F.filter(fields, lambda f: f["path"] == path), F.lit(1))[sub],
+                          _empty())
+
+    def changed(s):
+        paths = F.array_sort(F.array_distinct(F.concat(F.transform(s["b"], lambda f: f["path"]),
+                                                        F.transform(s["a"], lambda f: f["path"]))))
+        listed = F.flatten(F.transform(paths, lambda p: F.array(*[
+            let({"b": members(s["b"], p, sub), "a": members(s["a"], p, sub)}, lambda m, sub=sub: F.when(
+                (F.size(F.array_except(m["a"], m["b"])) > 0) | (F.size(F.array_except(m["b"], m["a"])) > 0),
+                F.struct(p.alias("path"), F.lit(sub).alias("sub"), m["b"].alias("b"), m["a"].alias("a"))))
+            for sub, *_ in COLUMN_MEMBERS])))
+        return F.coalesce(F.filter(listed, lambda e: e.isNotNull()), F.array().cast(f"array<{entry}>"))
+
+    def column_urn(path: Column) -> Column:
+        return F.concat(F.lit(SCHEMA_FIELD + "("), urn, F.lit(","), path, F.lit(")"))
+
+    def body(s):
+        ck = Checks()
+        ck.add(F.exists(s["e"], lambda e: bad_urn(column_urn(e["path"]))), "BAD_IDENTIFIER",
+               f"aspect.value.{key}.fieldPath: a field URN that is no IRI")
+        ck.add(F.exists(s["e"], lambda e: F.exists(F.array_union(e["b"], e["a"]), bad_urn)), "BAD_IDENTIFIER",
+               f"aspect.value.{key}: a tag or glossary term URN that is no IRI")
+
+        def one(e: Column, i: Column) -> Column:
+            change = iri(change_node(event, kind, i + 1))
+            column = column_urn(e["path"])
+            spec = {sub: rest for sub, _where, *rest in COLUMN_MEMBERS}
+            per_kind = [F.when(e["sub"] == sub, F.concat(_nodes(F.array_union(e["b"], e["a"]), cls),
+                                                         *_diff(change, e["b"], e["a"], added, removed)))
+                        for sub, (added, removed, cls) in spec.items()]
+            return F.concat(
+                F.array(*field_change_triples(event, kind, F.concat(F.lit(aspect_name + "."), e["path"], F.lit("."),
+                                                                   e["sub"]), index=i + 1),
+                        triple(change, om("aboutColumn"), iri(iri_safe(column))), *_node(column, "om-event:Column")),
+                F.coalesce(*per_kind, _empty()))
+
+        return _part([F.coalesce(F.flatten(F.transform(s["e"], one)), _empty())], ck)
+
+    return let({"e": let({"b": _column_members(old, key), "a": _column_members(new, key)}, changed)}, body)
 
 
 _RUN_LINKS = {"run-input": (["inputs", "*"], "inputs"), "run-output": (["outputs", "*"], "outputs"),

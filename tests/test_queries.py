@@ -513,6 +513,60 @@ def test_entity_state_after_a_column_type_change_shows_the_columns_not_the_aspec
         ("schemaMetadata", f"urn:li:schemaField:({d},id)")]
 
 
+@pytest.fixture(scope="module")
+def column_tags_store(tmp_path_factory):
+    """A dataset's column PII as DataHub's UI (editableSchemaMetadata) and ingestion (schemaMetadata
+    fields) write it: version 1 tags email; version 2 (with its previous value) adds Gold to email;
+    version 3, without its previous value, is the whole aspect: only ssn is tagged."""
+    t, hour = 1_704_139_200_000, 3_600_000
+    d = DS("hive,db.people")
+
+    def info(**columns):
+        return {"editableSchemaFieldInfo": [
+            {"fieldPath": c, "globalTags": {"tags": [{"tag": f"urn:li:tag:{x}"} for x in tags]}} for c, tags in columns.items()]}
+
+    v1, v2 = info(email=["PII"]), info(email=["PII", "Gold"])
+    events = [
+        _dh_mcl(d, "editableSchemaMetadata", t, "1", value=v1),
+        _dh_mcl(d, "editableSchemaMetadata", t + hour, "2", value=v2, previous=("1", v1)),
+        {**_dh_mcl(d, "editableSchemaMetadata", t + 2 * hour, "3", value=info(ssn=["PII"])),
+         "previousSystemMetadata": {"version": "2"}},
+        _dh_mcl(d, "schemaMetadata", t, "1", value={"schemaName": "p", "fields": [
+            {"fieldPath": "ssn", "nativeDataType": "string",
+             "glossaryTerms": {"terms": [{"urn": "urn:li:glossaryTerm:SSN"}]}}]}),
+    ]
+    return _store_of(events, tmp_path_factory.mktemp("column-tags")), d
+
+
+@pytest.mark.parametrize("as_of, want", [
+    ("2024-01-01T20:30:00Z", {("editableSchemaMetadata.email.globalTags", "urn:li:tag:PII")}),
+    # version 2 lists its change against version 1: PII stays
+    ("2024-01-01T21:30:00Z", {("editableSchemaMetadata.email.globalTags", "urn:li:tag:PII"),
+                              ("editableSchemaMetadata.email.globalTags", "urn:li:tag:Gold")}),
+    # version 3 is the whole aspect: email has no tags any more
+    ("2024-01-01T22:30:00Z", {("editableSchemaMetadata.ssn.globalTags", "urn:li:tag:PII")}),
+])
+def test_column_tags_of_a_datahub_dataset_are_in_its_state(column_tags_store, as_of, want):
+    """ut10a #3: column tags and terms in editableSchemaMetadata and schemaMetadata were raw JSON only."""
+    store, d = column_tags_store
+    rows = run_query(store, get_query("entity-state"), {"entity": d, "as_of": as_of}).dicts()
+    got = {(r["field"].value, r["value"].value) for r in rows if r["field"].value.endswith(("Tags", "Terms"))}
+    assert got == want | {("schemaMetadata.ssn.glossaryTerms", "urn:li:glossaryTerm:SSN")}
+
+
+def test_column_tags_of_a_datahub_dataset_are_tag_changes_and_audited(column_tags_store):
+    store, d = column_tags_store
+    rows = run_query(store, get_query("tag-changes"), {"tag": "urn:li:tag:PII"}).dicts()
+    assert [(r["time"].value, r["action"].value, r["field"].value) for r in rows] == [
+        ("2024-01-01T20:00:00Z", "added", "editableSchemaMetadata.email.globalTags"),
+        ("2024-01-01T22:00:00Z", "added", "editableSchemaMetadata.ssn.globalTags")]
+    audit = run_query(store, get_query("audit-sensitive-tags"), {}).dicts()
+    assert {(r["field"].value, r["tag_name"].value) for r in audit} >= {
+        ("editableSchemaMetadata.email.globalTags", "urn:li:tag:PII")}
+    terms = run_query(store, get_query("tag-changes"), {"tag": "urn:li:glossaryTerm:SSN"}).dicts()
+    assert [r["field"].value for r in terms] == ["schemaMetadata.ssn.glossaryTerms"]
+
+
 def test_deleted_entities_sees_restores_in_the_same_millisecond_and_re_creation(tmp_path):
     """A user's test: a restore in the delete's millisecond was not seen (it has the higher version),
     and a DataHub dataset re-created after a hard delete (same URN, live again) showed as never restored."""

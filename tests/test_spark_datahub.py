@@ -163,6 +163,36 @@ HOSTILE = {
         {"upstreams": [{"dataset": "urn:li:dataset:u1"}],
          "fineGrainedLineages": [{"upstreamType": "DATASET", "upstreams": ["urn:li:dataset:u1"],
                                   "downstreamType": "FIELD", "downstreams": ["urn:li:schemaField:d1"]}]})}),
+    # column tags and terms (ut10a #3): editableSchemaMetadata and schemaMetadata fields, changed,
+    # unchanged, removed, duplicated, a path with a dot, a non-object entry, a bad tag URN
+    "mcl-editable-schema": mcl(aspectName="editableSchemaMetadata", aspect={"value": json.dumps(
+        {"editableSchemaFieldInfo": [
+            {"fieldPath": "email", "globalTags": {"tags": [{"tag": "urn:li:tag:PII"}, {"tag": "urn:li:tag:PII"}]},
+             "glossaryTerms": {"terms": [{"urn": "urn:li:glossaryTerm:Email"}]}},
+            {"fieldPath": "addr.zip", "globalTags": {"tags": [{"tag": "urn:li:tag:Geo"}]}},
+            {"fieldPath": "same", "globalTags": {"tags": [{"tag": "urn:li:tag:A"}]}},
+            "x", {"fieldPath": 3}, {"fieldPath": "email", "globalTags": {"tags": [{"tag": "urn:li:tag:PII"}]},
+                                    "glossaryTerms": {"terms": [{"urn": "urn:li:glossaryTerm:Email"}]}}]})},
+        previousAspectValue={"value": json.dumps({"editableSchemaFieldInfo": [
+            {"fieldPath": "same", "globalTags": {"tags": [{"tag": "urn:li:tag:A"}]}},
+            {"fieldPath": "gone", "glossaryTerms": {"terms": [{"urn": "urn:li:glossaryTerm:Old"}]}}]})}),
+    "mcl-editable-schema-new": mcl(aspectName="editableSchemaMetadata", previousSystemMetadata=_DROP, aspect={
+        "value": json.dumps({"editableSchemaFieldInfo": [{"fieldPath": "b", "globalTags": {"tags": [{"tag": "urn:li:tag:X"}]}},
+                                                         {"fieldPath": "a", "globalTags": {"tags": [{"tag": "urn:li:tag:Y"}]}}]})}),
+    "mcl-editable-schema-delete": mcl(aspectName="editableSchemaMetadata", changeType="DELETE", aspect=_DROP,
+                                      previousAspectValue={"value": json.dumps({"editableSchemaFieldInfo": [
+                                          {"fieldPath": "a", "globalTags": {"tags": [{"tag": "urn:li:tag:Y"}]}}]})}),
+    "mcl-editable-schema-bad-tag": mcl(aspectName="editableSchemaMetadata", aspect={"value": json.dumps(
+        {"editableSchemaFieldInfo": [{"fieldPath": "a", "globalTags": {"tags": [{"tag": "PII"}]}}]})}),
+    "mcl-editable-schema-bad-path": mcl(aspectName="editableSchemaMetadata", aspect={"value": json.dumps(
+        {"editableSchemaFieldInfo": [{"fieldPath": "a\u0001", "globalTags": {"tags": [{"tag": "urn:li:tag:T"}]}}]})}),
+    "mcl-schema-field-tags": mcl(aspectName="schemaMetadata", aspect={"value": json.dumps(
+        {"schemaName": "t", "fields": [{"fieldPath": "ssn", "nativeDataType": "string",
+                                        "globalTags": {"tags": [{"tag": "urn:li:tag:Sensitive"}]}},
+                                       {"fieldPath": "id", "nativeDataType": "int"}]})},
+        previousAspectValue={"value": json.dumps(
+            {"schemaName": "t", "fields": [{"fieldPath": "ssn", "nativeDataType": "string",
+                                            "glossaryTerms": {"terms": [{"urn": "urn:li:glossaryTerm:SSN"}]}}]})}),
     "mcl-lineage-bad-column": mcl(aspectName="upstreamLineage", aspect={"value": json.dumps(
         {"upstreams": [], "fineGrainedLineages": [{"downstreams": ["x"], "upstreams": ["urn:li:schemaField:u"]}]})}),
     "mcl-run-event-out-of-range": mcl(entityUrn="urn:li:dataProcessInstance:r1", aspectName="dataProcessInstanceRunEvent",
