@@ -24,6 +24,8 @@ def map_aspect(g: Graph, event: NamedNode, entity: NamedNode, entity_urn: str, c
                        new=_members(g, spec, new, "aspect"), added=spec["added"], removed=spec["removed"])
     elif pattern == "upstream-lineage":
         _upstream_lineage(g, event, entity, old, new)
+    elif pattern == "input-lineage":
+        _input_lineage(g, event, entity, spec["paths"], old, new)
     elif pattern == "job-io":
         for key, added, removed in (("input", "om-event:addedInput", "om-event:removedInput"),
                                     ("output", "om-event:addedOutput", "om-event:removedOutput")):
@@ -89,6 +91,22 @@ def _upstream_lineage(g: Graph, event: NamedNode, entity: NamedNode, old: Any, n
     for key in sorted(cols_before.keys() - cols_now.keys()):
         down, up, _ = cols_before[key]
         g.lineage(event, down, up, removed=True)
+
+
+def _input_lineage(g: Graph, event: NamedNode, entity: NamedNode, paths: list[list[str]], old: Any, new: Any) -> None:
+    """A chart's or dashboard's inputs (chartInfo, dashboardInfo: datasets, charts) are its upstream
+    lineage, the whole set at the event's time like upstreamLineage: so `impact` of a dataset reaches
+    the dashboards that read it (ut10a #10)."""
+    def found(value: Any, where: str) -> dict[str, NamedNode]:
+        return {u: _node(g, f"{where}.value.{'.'.join(path)}", u, "om-event:MetadataEntity")
+                for path in paths for u in _urns(value, path)}
+
+    g.add(event, om("setsUpstreamsOf"), entity)
+    now, before = found(new, "aspect"), found(old, "previousAspectValue")
+    for u in sorted(now):
+        g.lineage(event, entity, now[u])
+    for u in sorted(before.keys() - now.keys()):
+        g.lineage(event, entity, before[u], removed=True)
 
 
 def _upstreams(g: Graph, value: Any, where: str) -> dict[str, tuple[NamedNode, str | None]]:

@@ -91,6 +91,8 @@ def aspect(plan: Plan, name: Column, *, event: Column, urn: Column, safe: Column
             part = _job_io(change, old, new)
         elif pattern == "upstream-lineage":
             part = _upstream_lineage(event, urn, safe, old, new)
+        elif pattern == "input-lineage":
+            part = _input_lineage(event, safe, spec["paths"], old, new)
         elif pattern == "schema":
             part = _both(_schema(change, urn, old, new), _column_tags(event, kind, urn, aspect_name, "fields", old, new))
         elif pattern == "editable-schema":
@@ -149,6 +151,24 @@ def _upstreams(value: Column) -> Column:
     valid = F.transform(F.filter(pairs, lambda p: p["ok1"] & p["ds"].isNotNull()),
                         lambda p: F.struct(p["ds"].alias("ds"), p["kind"].alias("kind")))
     return F.coalesce(_last_wins(valid, lambda y: y["ds"]), F.array().cast("array<struct<ds:string,kind:string>>"))
+
+
+def _input_lineage(event: Column, safe: Column, paths: list[list[str]], old: Column, new: Column) -> Column:
+    """aspects._input_lineage → struct<t, c>: a chart's or dashboard's inputs as its upstream lineage."""
+    def found(value: Column) -> Column:
+        return F.array_distinct(F.concat(*[strings_at(value, path) for path in paths]))
+
+    def body(s):
+        ck = Checks()
+        ck.add(F.exists(s["now"], bad_urn), "BAD_IDENTIFIER", "aspect.value: an input URN that is no IRI")
+        ck.add(F.exists(s["before"], bad_urn), "BAD_IDENTIFIER", "previousAspectValue.value: an input URN that is no IRI")
+        return _part([F.array(triple(iri(event), om("setsUpstreamsOf"), iri(safe))),
+                      _nodes(F.array_union(s["now"], s["before"]), None),
+                      _each(s["now"], lambda u: lineage_triples(event, safe, iri_safe(u), False)),
+                      _each(F.array_except(s["before"], s["now"]),
+                            lambda u: lineage_triples(event, safe, iri_safe(u), True))], ck)
+
+    return let({"now": found(new), "before": found(old)}, body)
 
 
 def _fine_grained_node(urn: Column) -> list[Column]:

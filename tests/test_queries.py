@@ -567,6 +567,35 @@ def test_column_tags_of_a_datahub_dataset_are_tag_changes_and_audited(column_tag
     assert [r["field"].value for r in terms] == ["schemaMetadata.ssn.glossaryTerms"]
 
 
+@pytest.mark.parametrize("as_of, want", [
+    ("2024-01-01T19:00:00Z", []),
+    ("2024-01-01T21:30:00Z", [("urn:li:chart:(looker,c1)", "1", "urn:li:corpuser:carol"),
+                              ("urn:li:dashboard:(looker,d1)", "1", None)]),
+    # the chart's second chartInfo reads another dataset: the dashboard still reads the dataset
+    ("2024-01-01T22:30:00Z", [("urn:li:dashboard:(looker,d1)", "1", None)]),
+])
+def test_impact_of_a_dataset_reaches_the_charts_and_dashboards_that_read_it(tmp_path, as_of, want):
+    """ut10a #10: chartInfo / dashboardInfo inputs were JSON only, so impact of a dataset named no dashboard."""
+    t, hour = 1_704_139_200_000, 3_600_000
+    ds, other = DS("hive,db.sessions"), DS("hive,db.other")
+    chart, dash = "urn:li:chart:(looker,c1)", "urn:li:dashboard:(looker,d1)"
+
+    def mcl(urn, kind, aspect, ms, version, **kw):
+        return {**_dh_mcl(urn, aspect, ms, version, **kw), "entityType": kind}
+
+    c1 = {"title": "c", "inputs": [{"string": ds}]}
+    events = [
+        mcl(chart, "chart", "chartInfo", t, "1", value=c1),
+        mcl(chart, "chart", "ownership", t, "1", value={"owners": [{"owner": "urn:li:corpuser:carol"}]}),
+        mcl(dash, "dashboard", "dashboardInfo", t + hour, "1",
+            value={"chartEdges": [{"destinationUrn": chart}], "datasetEdges": [{"destinationUrn": ds}]}),
+        mcl(chart, "chart", "chartInfo", t + 2 * hour, "2", value={"title": "c", "inputEdges": [{"destinationUrn": other}]},
+            previous=("1", c1)),
+    ]
+    rows = run_query(_store_of(events, tmp_path), get_query("impact"), {"entity": ds, "as_of": as_of}).dicts()
+    assert [(r["asset_name"].value, r["hops"].value, r["owners"] and r["owners"].value) for r in rows] == want
+
+
 def test_deleted_entities_sees_restores_in_the_same_millisecond_and_re_creation(tmp_path):
     """A user's test: a restore in the delete's millisecond was not seen (it has the higher version),
     and a DataHub dataset re-created after a hard delete (same URN, live again) showed as never restored."""

@@ -193,6 +193,19 @@ HOSTILE = {
         previousAspectValue={"value": json.dumps(
             {"schemaName": "t", "fields": [{"fieldPath": "ssn", "nativeDataType": "string",
                                             "glossaryTerms": {"terms": [{"urn": "urn:li:glossaryTerm:SSN"}]}}]})}),
+    # a chart's and a dashboard's inputs are their lineage (ut10a #10)
+    "mcl-chart-info": mcl(entityType="chart", entityUrn="urn:li:chart:(looker,c1)", aspectName="chartInfo", aspect={
+        "value": json.dumps({"title": "c", "inputs": [{"string": "urn:li:dataset:a"}, "urn:li:dataset:b", 7],
+                             "inputEdges": [{"destinationUrn": "urn:li:dataset:a"}, {"destinationUrn": 3}, "x"]})},
+        previousAspectValue={"value": json.dumps({"title": "c", "inputEdges": [{"destinationUrn": "urn:li:dataset:old"}]})}),
+    "mcl-dashboard-info": mcl(entityType="dashboard", entityUrn="urn:li:dashboard:(looker,d1)", aspectName="dashboardInfo",
+                              aspect={"value": json.dumps({"charts": ["urn:li:chart:(looker,c1)"],
+                                                           "datasetEdges": [{"destinationUrn": "urn:li:dataset:a"}]})}),
+    "mcl-chart-info-delete": mcl(entityType="chart", entityUrn="urn:li:chart:(looker,c1)", aspectName="chartInfo",
+                                 changeType="DELETE", aspect=_DROP, previousAspectValue={
+                                     "value": json.dumps({"inputs": [{"string": "urn:li:dataset:a"}]})}),
+    "mcl-chart-info-bad-input": mcl(entityType="chart", entityUrn="urn:li:chart:(looker,c1)", aspectName="chartInfo",
+                                    aspect={"value": json.dumps({"inputEdges": [{"destinationUrn": "dataset a"}]})}),
     "mcl-lineage-bad-column": mcl(aspectName="upstreamLineage", aspect={"value": json.dumps(
         {"upstreams": [], "fineGrainedLineages": [{"downstreams": ["x"], "upstreams": ["urn:li:schemaField:u"]}]})}),
     "mcl-run-event-out-of-range": mcl(entityUrn="urn:li:dataProcessInstance:r1", aspectName="dataProcessInstanceRunEvent",
