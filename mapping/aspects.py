@@ -7,6 +7,7 @@ from typing import Any, Iterator
 from pyoxigraph import NamedNode
 
 from changeprov.mapping import terms
+from changeprov.mapping.decode import Rejected, json_type
 from changeprov.mapping.emit import Graph, datetime_literal, minted, urn
 from changeprov.mapping.events import field_change, member_changes
 from changeprov.mapping.fields import checked
@@ -19,6 +20,14 @@ def map_aspect(g: Graph, event: NamedNode, entity: NamedNode, entity_urn: str, c
     if spec is None:
         return  # kept generically: the field change holds name and value
     pattern = spec["pattern"]
+    # a value of the wrong shape would be read as "no members" and lose them (ut10a #11)
+    for value, where in ((new, "aspect"), (old, "previousAspectValue")):
+        if value is not None and not isinstance(value, dict):
+            raise Rejected("BAD_ASPECT_JSON", f"{where}.value: a {aspect} aspect is a JSON object, not {json_type(value)}")
+    if pattern == "members":
+        for value, where in ((new, "aspect"), (old, "previousAspectValue")):
+            if value is not None:
+                shape_error(value, spec["path"], f"{where}.value")
     if pattern == "members":
         member_changes(g, change, old=_members(g, spec, old, "previousAspectValue"),
                        new=_members(g, spec, new, "aspect"), added=spec["added"], removed=spec["removed"])
@@ -38,6 +47,33 @@ def map_aspect(g: Graph, event: NamedNode, entity: NamedNode, entity_urn: str, c
         column_tags(g, event, change, entity_urn, aspect, "editableSchemaFieldInfo", old=old, new=new)
     elif pattern.startswith("run-") and not deleting and isinstance(new, dict):
         _run(g, entity, pattern, new)
+
+
+def shape_error(value: Any, path: list[str], where: str) -> None:
+    """Rejected(BAD_ASPECT_JSON) unless what lies along ``path`` has the types the path says: an
+    object at a key, an array at ``*``, a string at the end. A key that is absent or null holds nothing;
+    an array element must be there.
+
+    >>> shape_error({"tags": [{"tag": "urn:li:tag:PII"}, {}]}, ["tags", "*", "tag"], "aspect.value")
+    >>> shape_error({"tags": [{"tag": 42}]}, ["tags", "*", "tag"], "aspect.value")
+    Traceback (most recent call last):
+    changeprov.mapping.decode.Rejected: BAD_ASPECT_JSON: aspect.value.tags.*.tag: expected a string, got an integer
+    """
+    if not path:
+        if not isinstance(value, str):
+            raise Rejected("BAD_ASPECT_JSON", f"{where}: expected a string, got {json_type(value)}")
+        return
+    head, rest = path[0], path[1:]
+    if head == "*":
+        if not isinstance(value, list):
+            raise Rejected("BAD_ASPECT_JSON", f"{where}: expected an array, got {json_type(value)}")
+        for item in value:
+            shape_error(item, rest, f"{where}.*")
+        return
+    if not isinstance(value, dict):
+        raise Rejected("BAD_ASPECT_JSON", f"{where}: expected an object, got {json_type(value)}")
+    if value.get(head) is not None:
+        shape_error(value[head], rest, f"{where}.{head}")
 
 
 def _urns(value: Any, path: list[str]) -> Iterator[str]:

@@ -12,7 +12,7 @@ from pyspark.sql import functions as F
 
 from changeprov.mapping.aspects import COLUMN_MEMBERS, SCHEMA_FIELD
 from changeprov.mapping.vocab import rules
-from changeprov.spark.checks import Checks, no_reject
+from changeprov.spark.checks import Checks, absent, no_reject
 from changeprov.spark.shapes import (
     RDF_TYPE, change_node, entity_triples, field_change_triples, lineage_triples, om, prov,
 )
@@ -99,8 +99,9 @@ def aspect(plan: Plan, name: Column, *, event: Column, urn: Column, safe: Column
             part = _column_tags(event, kind, urn, aspect_name, "editableSchemaFieldInfo", old, new)
         elif pattern.startswith("run-"):
             part = F.when(~deleting & (variant_kind(new) == "object"), _run(safe, pattern, new))
-        else:
-            continue  # "status": the lifecycle only
+        else:  # "status": the lifecycle only
+            part = F.struct(_empty().alias("t"), no_reject().alias("c"))
+        part = _both(_objects(aspect_name, old, new), part)
         out = F.when(name == aspect_name, part) if out is None else out.when(name == aspect_name, part)
     none = F.struct(_empty().alias("t"), no_reject().alias("c"))
     bound = plan.bind("aspect", F.coalesce(out, none) if out is not None else none)
@@ -108,11 +109,47 @@ def aspect(plan: Plan, name: Column, *, event: Column, urn: Column, safe: Column
     return bound
 
 
+def _objects(aspect_name: str, old: Column, new: Column) -> Column:
+    """aspects.map_aspect's first check: a known aspect's value is a JSON object."""
+    ck = Checks()
+    for value, where in ((new, "aspect"), (old, "previousAspectValue")):
+        ck.add(value.isNotNull() & (variant_kind(value) != "object"), "BAD_ASPECT_JSON",
+               f"{where}.value: a {aspect_name} aspect is a JSON object")
+    return F.struct(_empty().alias("t"), ck.column().alias("c"))
+
+
+def shape_bad(value: Column, path: list[str]) -> Column:
+    """aspects.shape_error as a condition: something along ``path`` has another type than the path
+    says (an object at a key, an array at ``*``, a string at the end; an absent or null key is none)."""
+    cur = F.filter(F.array(value), lambda x: x.isNotNull())
+    bad = F.lit(False)
+    for head in path:
+        want = "array" if head == "*" else "object"
+        # an array element that is null (SQL NULL here) is of the wrong type too
+        bad = bad | F.exists(cur, _kind_is_not(want))
+        cur = F.filter(cur, _kind_is(want))
+        if head == "*":
+            cur = F.flatten(F.transform(cur, items))
+        else:
+            cur = F.filter(F.transform(cur, _getter(head)), lambda x: ~absent(variant_kind(x)))
+    return bad | F.exists(cur, _kind_is_not("string"))
+
+
+def _kind_is(want: str):
+    return lambda x: F.coalesce(variant_kind(x) == want, F.lit(False))
+
+
+def _kind_is_not(want: str):
+    return lambda x: F.coalesce(variant_kind(x) != want, F.lit(True))
+
+
 def _members(change: Column, spec: dict, old: Column, new: Column) -> Column:
     where = ".value." + ".".join(spec["path"])
 
     def body(s):
         ck = Checks()
+        for value, at in ((new, "aspect"), (old, "previousAspectValue")):
+            ck.add(shape_bad(value, spec["path"]), "BAD_ASPECT_JSON", f"{at}{where}: a value of another type")
         ck.add(F.exists(s["b"], bad_urn), "BAD_IDENTIFIER", f"previousAspectValue{where}: a URN that is no IRI")
         ck.add(F.exists(s["a"], bad_urn), "BAD_IDENTIFIER", f"aspect{where}: a URN that is no IRI")
         return _part([_nodes(F.array_union(s["b"], s["a"]), spec["class"]),

@@ -193,6 +193,18 @@ HOSTILE = {
         previousAspectValue={"value": json.dumps(
             {"schemaName": "t", "fields": [{"fieldPath": "ssn", "nativeDataType": "string",
                                             "glossaryTerms": {"terms": [{"urn": "urn:li:glossaryTerm:SSN"}]}}]})}),
+    # members of the wrong type are quarantined, not dropped (ut10a #11)
+    "mcl-tags-aspect-string": mcl(aspect={"value": json.dumps("just a string")}),
+    "mcl-tags-not-a-list": mcl(aspect={"value": json.dumps({"tags": "urn:li:tag:PII"})}),
+    "mcl-tags-number": mcl(aspect={"value": json.dumps({"tags": [{"tag": 42}]})}),
+    "mcl-tags-null-item": mcl(aspect={"value": json.dumps({"tags": [None]})}),
+    "mcl-tags-null-tag": mcl(aspect={"value": json.dumps({"tags": [{"tag": None}, {}], "x": 1})}),
+    "mcl-tags-null": mcl(aspect={"value": json.dumps({"tags": None})}),
+    "mcl-tags-previous-bad": mcl(previousAspectValue={"value": json.dumps({"tags": [{"tag": ["urn:li:tag:A"]}]})}),
+    "mcl-domains-number": mcl(aspectName="domains", aspect={"value": json.dumps({"domains": ["urn:li:domain:a", 1.5]})}),
+    "mcl-owners-object": mcl(aspectName="ownership", aspect={"value": json.dumps({"owners": {"owner": "urn:li:corpuser:a"}})}),
+    "mcl-status-array": mcl(aspectName="status", aspect={"value": "[true]"}),
+    "mcl-lineage-string": mcl(aspectName="upstreamLineage", aspect={"value": json.dumps("urn:li:dataset:x")}),
     # a chart's and a dashboard's inputs are their lineage (ut10a #10)
     "mcl-chart-info": mcl(entityType="chart", entityUrn="urn:li:chart:(looker,c1)", aspectName="chartInfo", aspect={
         "value": json.dumps({"title": "c", "inputs": [{"string": "urn:li:dataset:a"}, "urn:li:dataset:b", 7],
