@@ -45,7 +45,8 @@ def strings_at(value: Column, path: list[str]) -> Column:
             cur = F.flatten(F.transform(cur, lambda x: F.coalesce(items(x), F.array().cast("array<variant>"))))
         else:
             cur = F.transform(cur, _getter(head))
-    return F.transform(F.filter(cur, lambda x: variant_kind(x) == "string"), lambda x: x.cast("string"))
+    # schema_of_variant alone, not variant_kind: one function instead of a tree, in every path of every aspect
+    return F.transform(F.filter(cur, lambda x: F.schema_of_variant(x) == "STRING"), lambda x: x.cast("string"))
 
 
 def _getter(key: str):
@@ -79,8 +80,9 @@ def _last_wins(arr: Column, key) -> Column:
 
 
 def aspect(plan: Plan, name: Column, *, event: Column, urn: Column, safe: Column, kind: Column, old: Column,
-           new: Column, deleting: Column) -> Column:
-    """aspects.map_aspect → struct<t, c>, staged (bound once, read by the checks and the triples)."""
+           new: Column, deleting: Column, k_old: Column, k_new: Column) -> Column:
+    """aspects.map_aspect → struct<t, c>, staged (bound once, read by the checks and the triples).
+    ``k_old`` / ``k_new``: the variant kinds of ``old`` / ``new`` (null when they are)."""
     change = iri(change_node(event, kind))
     out = None
     for aspect_name, spec in rules()["aspects"].items():
@@ -94,53 +96,55 @@ def aspect(plan: Plan, name: Column, *, event: Column, urn: Column, safe: Column
         elif pattern == "input-lineage":
             part = _input_lineage(event, safe, spec["paths"], old, new)
         elif pattern == "schema":
-            part = _both(_schema(change, urn, old, new), _column_tags(event, kind, urn, aspect_name, "fields", old, new))
-        elif pattern == "editable-schema":
-            part = _column_tags(event, kind, urn, aspect_name, "editableSchemaFieldInfo", old, new)
+            part = _schema(change, urn, old, new)
         elif pattern.startswith("run-"):
             part = F.when(~deleting & (variant_kind(new) == "object"), _run(safe, pattern, new))
-        else:  # "status": the lifecycle only
-            part = F.struct(_empty().alias("t"), no_reject().alias("c"))
-        part = _both(_objects(aspect_name, old, new), part)
+        else:
+            continue  # "status": the lifecycle only
         out = F.when(name == aspect_name, part) if out is None else out.when(name == aspect_name, part)
     none = F.struct(_empty().alias("t"), no_reject().alias("c"))
-    bound = plan.bind("aspect", F.coalesce(out, none) if out is not None else none)
+    # a known aspect's value is a JSON object (one check for all: its kinds are computed already)
+    ck = Checks()
+    known = name.isin(*rules()["aspects"])
+    for k, where in ((k_new, "aspect"), (k_old, "previousAspectValue")):
+        ck.add(known & k.isNotNull() & (k != "object"), "BAD_ASPECT_JSON",
+               F.concat(F.lit(f"{where}.value: a "), name, F.lit(" aspect is a JSON object")))
+    # column tags: one expression for both aspects that have them (each copy costs seconds of planning)
+    lists = {a: _COLUMN_LISTS[spec["pattern"]] for a, spec in rules()["aspects"].items()
+             if spec["pattern"] in _COLUMN_LISTS}
+    tags = F.when(name.isin(*lists), _column_tags(event, kind, urn, name, *[
+        F.coalesce(*[F.when(name == a, F.try_variant_get(v, f"$.{key}", "variant")) for a, key in lists.items()])
+        for v in (old, new)]))
+    # each part staged on its own: combined in one expression, every use of a part (its triples, its
+    # check) would copy the whole when-chain of all aspects into the plan (planning 10 s slower)
+    main = plan.bind("aspect_main", F.coalesce(out, none) if out is not None else none)
+    extra = plan.bind("aspect_tags", F.coalesce(tags, none))
+    plan.next()
+    bound = plan.bind("aspect", F.struct(F.concat(main["t"], extra["t"]).alias("t"),
+                                         F.coalesce(ck.column(), main["c"], extra["c"]).alias("c")))
     plan.next()
     return bound
 
 
-def _objects(aspect_name: str, old: Column, new: Column) -> Column:
-    """aspects.map_aspect's first check: a known aspect's value is a JSON object."""
-    ck = Checks()
-    for value, where in ((new, "aspect"), (old, "previousAspectValue")):
-        ck.add(value.isNotNull() & (variant_kind(value) != "object"), "BAD_ASPECT_JSON",
-               f"{where}.value: a {aspect_name} aspect is a JSON object")
-    return F.struct(_empty().alias("t"), ck.column().alias("c"))
-
-
 def shape_bad(value: Column, path: list[str]) -> Column:
     """aspects.shape_error as a condition: something along ``path`` has another type than the path
-    says (an object at a key, an array at ``*``, a string at the end; an absent or null key is none)."""
+    says (an object at a key, an array at ``*``, a string at the end; an absent or null key is none).
+    The type tests are single casts, not variant_kind: this runs for eight paths per MCL."""
     cur = F.filter(F.array(value), lambda x: x.isNotNull())
     bad = F.lit(False)
     for head in path:
-        want = "array" if head == "*" else "object"
-        # an array element that is null (SQL NULL here) is of the wrong type too
-        bad = bad | F.exists(cur, _kind_is_not(want))
-        cur = F.filter(cur, _kind_is(want))
-        if head == "*":
-            cur = F.flatten(F.transform(cur, items))
+        if head == "*":  # an array element that is null (SQL NULL here) is of the wrong type too
+            bad = bad | F.exists(cur, lambda x: items(x).isNull())
+            cur = F.flatten(F.transform(F.filter(cur, lambda x: items(x).isNotNull()), items))
         else:
-            cur = F.filter(F.transform(cur, _getter(head)), lambda x: ~absent(variant_kind(x)))
-    return bad | F.exists(cur, _kind_is_not("string"))
+            bad = bad | F.exists(cur, lambda x: _struct(x).isNull())
+            cur = F.filter(F.transform(F.filter(cur, lambda x: _struct(x).isNotNull()), _getter(head)),
+                           lambda x: x.isNotNull() & ~F.coalesce(F.is_variant_null(x), F.lit(False)))
+    return bad | F.exists(cur, lambda x: F.coalesce(F.schema_of_variant(x) != "STRING", F.lit(True)))
 
 
-def _kind_is(want: str):
-    return lambda x: F.coalesce(variant_kind(x) == want, F.lit(False))
-
-
-def _kind_is_not(want: str):
-    return lambda x: F.coalesce(variant_kind(x) != want, F.lit(True))
+def _struct(x: Column) -> Column:
+    return F.try_variant_get(x, "$", "struct<>")
 
 
 def _members(change: Column, spec: dict, old: Column, new: Column) -> Column:
@@ -310,18 +314,17 @@ def _schema(change: Column, urn: Column, old: Column, new: Column) -> Column:
     return let({"b": _schema_fields(old), "a": _schema_fields(new)}, diffs)
 
 
-def _both(first: Column, second: Column) -> Column:
-    """Two patterns' struct<t, c> in the reference's order: all triples, the first failing check."""
-    return F.struct(F.concat(first["t"], second["t"]).alias("t"), F.coalesce(first["c"], second["c"]).alias("c"))
-
-
 _MEMBER_LISTS = "array<struct<path:string,globalTags:array<string>,glossaryTerms:array<string>>>"
 
 
-def _column_members(value: Column, key: str) -> Column:
+#: the pattern of an aspect with column tags → the key of its list of schema fields
+_COLUMN_LISTS = {"schema": "fields", "editable-schema": "editableSchemaFieldInfo"}
+
+
+def _column_members(fields: Column) -> Column:
     """array<struct<path, globalTags, glossaryTerms>>: each schema field's tag and term URNs (the last
     occurrence of a fieldPath wins), as aspects.column_tags reads them."""
-    pairs = F.transform(items(F.try_variant_get(value, f"$.{key}", "variant")), lambda x: let(
+    pairs = F.transform(items(fields), lambda x: let(
         {"o": variant_kind(x) == "object", "p": F.try_variant_get(x, "$.fieldPath", "variant"), "x": x},
         lambda c: F.struct(F.when(c["o"] & (variant_kind(c["p"]) == "string"), c["p"].cast("string")).alias("path"),
                            *[strings_at(c["x"], where).alias(sub) for sub, where, *_ in COLUMN_MEMBERS])))
@@ -329,51 +332,62 @@ def _column_members(value: Column, key: str) -> Column:
     return F.coalesce(_last_wins(valid, lambda y: y["path"]), F.array().cast(_MEMBER_LISTS))
 
 
-def _column_tags(event: Column, kind: Column, urn: Column, aspect_name: str, key: str, old: Column,
-                 new: Column) -> Column:
-    """aspects.column_tags → struct<t, c>: a field change per column and kind whose members changed."""
-    entry = "struct<path:string,sub:string,b:array<string>,a:array<string>>"
+def _tag_entries(fields: Column) -> Column:
+    """array<struct<path, sub, u>>: each schema field's tag and term URNs as flat entries."""
+    def entries(f: Column, sub: str) -> Column:
+        return F.transform(f[sub], lambda u: F.struct(f["path"].alias("path"), F.lit(sub).alias("sub"), u.alias("u")))
 
-    def members(fields: Column, path: Column, sub: str) -> Column:
-        return F.coalesce(F.try_element_at(F.filter(fields, lambda f: f["path"] == path), F.lit(1))[sub],
-                          _empty())
+    return F.flatten(F.transform(_column_members(fields), lambda f: F.concat(
+        *[entries(f, sub) for sub, *_ in COLUMN_MEMBERS])))
 
-    def changed(s):
-        paths = F.array_sort(F.array_distinct(F.concat(F.transform(s["b"], lambda f: f["path"]),
-                                                        F.transform(s["a"], lambda f: f["path"]))))
-        listed = F.flatten(F.transform(paths, lambda p: F.array(*[
-            let({"b": members(s["b"], p, sub), "a": members(s["a"], p, sub)}, lambda m, sub=sub: F.when(
-                (F.size(F.array_except(m["a"], m["b"])) > 0) | (F.size(F.array_except(m["b"], m["a"])) > 0),
-                F.struct(p.alias("path"), F.lit(sub).alias("sub"), m["b"].alias("b"), m["a"].alias("a"))))
-            for sub, *_ in COLUMN_MEMBERS])))
-        return F.coalesce(F.filter(listed, lambda e: e.isNotNull()), F.array().cast(f"array<{entry}>"))
+
+def _column_tags(event: Column, kind: Column, urn: Column, aspect_name: Column, old: Column, new: Column) -> Column:
+    """aspects.column_tags → struct<t, c>: a field change per column and kind whose members changed.
+    Flat (path, kind, URN) entries and set differences: a nesting of per-column lookups planned ten
+    seconds slower."""
+    (_, _, tag_add, tag_rem, tag_cls), (_, _, term_add, term_rem, term_cls) = COLUMN_MEMBERS
 
     def column_urn(path: Column) -> Column:
         return F.concat(F.lit(SCHEMA_FIELD + "("), urn, F.lit(","), path, F.lit(")"))
 
     def body(s):
         ck = Checks()
-        ck.add(F.exists(s["e"], lambda e: bad_urn(column_urn(e["path"]))), "BAD_IDENTIFIER",
-               f"aspect.value.{key}.fieldPath: a field URN that is no IRI")
-        ck.add(F.exists(s["e"], lambda e: F.exists(F.array_union(e["b"], e["a"]), bad_urn)), "BAD_IDENTIFIER",
-               f"aspect.value.{key}: a tag or glossary term URN that is no IRI")
+        ck.add(F.exists(s["keys"], lambda k: bad_urn(column_urn(k["path"]))), "BAD_IDENTIFIER",
+               "aspect.value: a schema field's fieldPath makes a field URN that is no IRI")
+        ck.add(F.exists(s["all"], lambda e: F.exists(s["keys"], lambda k: (k["path"] == e["path"]) & (k["sub"] == e["sub"]))
+                        & bad_urn(e["u"])), "BAD_IDENTIFIER", "aspect.value: a schema field's tag or glossary term URN is no IRI")
 
-        def one(e: Column, i: Column) -> Column:
+        def one(k: Column, i: Column) -> Column:
             change = iri(change_node(event, kind, i + 1))
-            column = column_urn(e["path"])
-            spec = {sub: rest for sub, _where, *rest in COLUMN_MEMBERS}
-            per_kind = [F.when(e["sub"] == sub, F.concat(_nodes(F.array_union(e["b"], e["a"]), cls),
-                                                         *_diff(change, e["b"], e["a"], added, removed)))
-                        for sub, (added, removed, cls) in spec.items()]
+            column = column_urn(k["path"])
+            tag = k["sub"] == "globalTags"
+
+            def mine(entries: Column) -> Column:
+                return F.transform(F.filter(entries, lambda e: (e["path"] == k["path"]) & (e["sub"] == k["sub"])),
+                                   lambda e: e["u"])
+
+            def said(entries: Column, if_tag: str, if_term: str) -> Column:
+                pred = F.when(tag, term(if_tag)).otherwise(term(if_term))
+                return F.transform(mine(entries), lambda u: triple(change, pred, iri(iri_safe(u))))
+
+            cls = F.when(tag, term(tag_cls)).otherwise(term(term_cls))
             return F.concat(
-                F.array(*field_change_triples(event, kind, F.concat(F.lit(aspect_name + "."), e["path"], F.lit("."),
-                                                                   e["sub"]), index=i + 1),
+                F.array(*field_change_triples(event, kind, F.concat(aspect_name, F.lit("."), k["path"], F.lit("."),
+                                                                   k["sub"]), index=i + 1),
                         triple(change, om("aboutColumn"), iri(iri_safe(column))), *_node(column, "om-event:Column")),
-                F.coalesce(*per_kind, _empty()))
+                _each(F.array_distinct(mine(s["all"])), lambda u: F.array(*entity_triples(
+                    iri(iri_safe(u)), urn_text=u, cls=cls))),
+                said(s["added"], tag_add, term_add), said(s["removed"], tag_rem, term_rem))
 
-        return _part([F.coalesce(F.flatten(F.transform(s["e"], one)), _empty())], ck)
+        return _part([F.coalesce(F.flatten(F.transform(s["keys"], one)), _empty())], ck)
 
-    return let({"e": let({"b": _column_members(old, key), "a": _column_members(new, key)}, changed)}, body)
+    def diff(d):
+        added, removed = F.array_except(d["a"], d["b"]), F.array_except(d["b"], d["a"])
+        keys = F.array_sort(F.array_distinct(F.transform(F.concat(added, removed), lambda e: F.struct(
+            e["path"].alias("path"), e["sub"].alias("sub")))))
+        return let({"added": added, "removed": removed, "keys": keys, "all": F.concat(d["b"], d["a"])}, body)
+
+    return let({"b": _tag_entries(old), "a": _tag_entries(new)}, diff)
 
 
 _RUN_LINKS = {"run-input": (["inputs", "*"], "inputs"), "run-output": (["outputs", "*"], "outputs"),

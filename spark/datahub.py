@@ -173,7 +173,8 @@ def mcl(plan: Plan) -> Family:
     old = F.when(~absent(k_old), old_json["v"])
     kind = b("change_kind", F.when(deleting, "deleted").when(old.isNotNull(), "updated").otherwise("added"))
     part = aspects.aspect(plan, t["aspectName"], event=event, urn=urn, safe=safe, kind=kind, old=old,
-                          new=F.when(~deleting, new), deleting=deleting)
+                          new=F.when(~deleting, new), deleting=deleting, k_old=F.when(old.isNotNull(), k_old),
+                          k_new=F.when(~deleting & new.isNotNull(), k_new))
     ck.error(part["c"])
     rejected = b("rejected", ck.column())
 
