@@ -298,6 +298,14 @@ def resolve_inputs(inputs: Sequence[str]) -> list[str]:
     files = [local_input(p) for p in expand_inputs([i.removeprefix("file://") for i in local])] if local else []
     if local and not files:
         raise InputError("no JSONL input files found in " + ", ".join(local))
+    # Spark's file listing drops such names even when they are named (Hadoop's hidden files): the
+    # export read none of their lines and called itself balanced (ut10b #1)
+    hidden = [f for f in files if Path(local_file(f)).name.startswith((".", "_"))]
+    hidden += [r for r in remote if not any(c in r for c in "*?[{") and r.rstrip("/").rsplit("/", 1)[-1].startswith((".", "_"))]
+    if hidden:
+        raise InputError(f"export cannot read {hidden[0]}{f' (and {len(hidden) - 1} more)' if len(hidden) > 1 else ''}: "
+                         "Spark skips a file whose name starts with '_' or '.' even when it is named; rename it "
+                         "(`changeprov map` reads it)")
     return files + remote
 
 

@@ -79,6 +79,18 @@ def test_a_py4j_error_raised_while_handling_ctrl_c_is_an_interruption(tmp_path, 
     assert capsys.readouterr().err == "changeprov map: interrupted\n"
 
 
+@pytest.mark.parametrize("given", ["_events.jsonl", "*.jsonl", ".hidden.jsonl"])
+def test_export_refuses_a_file_spark_would_skip(tmp_path, capsys, given):
+    """ut10b #1: Spark drops a file whose name starts with '_' or '.' even when it is named or matched
+    by a glob: the export read none of its lines, listed it as an input and called itself balanced."""
+    for name in ("_events.jsonl", ".hidden.jsonl", "ok.jsonl"):
+        (tmp_path / name).write_text("{}\n")
+    assert main(["export", str(tmp_path / given), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "Spark skips a file whose name starts with '_' or '.' even when it is named" in err, err
+    assert not (tmp_path / "out").exists()
+
+
 def test_export_into_the_triples_folder_of_an_export_is_refused(tmp_path, capsys):
     """ut9a #3: --out EXPORT/triples (a tab-completion slip) was taken for an export to replace."""
     (tmp_path / "exp" / "triples").mkdir(parents=True)
