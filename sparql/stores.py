@@ -586,6 +586,10 @@ class RemoteStore(TripleStore):
                 raise _redirected(self.endpoint, exc) from None
             raise StoreError(f"endpoint {self.endpoint} failed: HTTP {exc.code} {exc.reason}") from None
         except (urllib.error.URLError, OSError) as exc:
+            if isinstance(exc, TimeoutError) or isinstance(getattr(exc, "reason", None), TimeoutError):
+                # ut10b #2: "cannot reach" while the server was still computing the answer
+                raise StoreError(f"endpoint {self.endpoint} gave no answer within {self.timeout:g} s (--timeout): "
+                                 "the query may still be running there; a longer --timeout waits for it") from None
             raise StoreError(f"cannot reach endpoint {self.endpoint}: {exc}") from None
 
     def _results(self, data: bytes):
