@@ -117,13 +117,11 @@ def aspect(plan: Plan, name: Column, *, event: Column, urn: Column, safe: Column
         for v in (old, new)]))
     # each part staged on its own: combined in one expression, every use of a part (its triples, its
     # check) would copy the whole when-chain of all aspects into the plan (planning 10 s slower)
-    main = plan.bind("aspect_main", F.coalesce(out, none) if out is not None else none)
+    main = plan.bind("aspect", F.coalesce(out, none) if out is not None else none)
     extra = plan.bind("aspect_tags", F.coalesce(tags, none))
     plan.next()
-    bound = plan.bind("aspect", F.struct(F.concat(main["t"], extra["t"]).alias("t"),
-                                         F.coalesce(ck.column(), main["c"], extra["c"]).alias("c")))
-    plan.next()
-    return bound
+    # read where it is used (no stage of its own: each stage is a projection Spark analyses again)
+    return F.struct(F.concat(main["t"], extra["t"]).alias("t"), F.coalesce(ck.column(), main["c"], extra["c"]).alias("c"))
 
 
 def shape_bad(value: Column, path: list[str]) -> Column:
