@@ -177,11 +177,16 @@ def _fine_grained(g: Graph, value: Any, where: str) -> dict[tuple[str, str], tup
     return out
 
 
+def _by_field_path(value: Any, key: str) -> dict[str, dict]:
+    """The schema fields listed at ``key`` of an aspect value by fieldPath (the last one wins)."""
+    items = value.get(key) if isinstance(value, dict) else None
+    return {f["fieldPath"]: f for f in (items if isinstance(items, list) else [])
+            if isinstance(f, dict) and isinstance(f.get("fieldPath"), str)}
+
+
 def _schema(g: Graph, change: NamedNode, entity_urn: str, old: Any, new: Any) -> None:
     def fields(value: Any) -> dict[str, str]:
-        items = value.get("fields") if isinstance(value, dict) else None
-        return {f["fieldPath"]: terms.canonical_json(f) for f in (items if isinstance(items, list) else [])
-                if isinstance(f, dict) and isinstance(f.get("fieldPath"), str)}
+        return {path: terms.canonical_json(f) for path, f in _by_field_path(value, "fields").items()}
 
     before, after = fields(old), fields(new)
 
@@ -211,12 +216,7 @@ def column_tags(g: Graph, event: NamedNode, change: NamedNode, entity_urn: str, 
     change per column and kind whose members changed, ``{aspect}.{fieldPath}.{globalTags|glossaryTerms}``,
     about that column (``om-event:aboutColumn``), numbered after the aspect's own change (index 0) in
     (fieldPath, kind) order; of the same kind (added, updated, deleted) as the aspect's change."""
-    def by_path(value: Any) -> dict[str, dict]:
-        items = value.get(key) if isinstance(value, dict) else None
-        return {f["fieldPath"]: f for f in (items if isinstance(items, list) else [])
-                if isinstance(f, dict) and isinstance(f.get("fieldPath"), str)}
-
-    before, after = by_path(old), by_path(new)
+    before, after = _by_field_path(old, key), _by_field_path(new, key)
     kind = change.value.rsplit("/", 2)[1]
     index = 0
     for path in sorted(before.keys() | after.keys()):

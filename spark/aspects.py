@@ -273,15 +273,21 @@ def _upstream_lineage(event: Column, urn: Column, safe: Column, old: Column, new
                 "cbefore": _fine_grained(old)}, body)
 
 
-def _schema_fields(value: Column) -> Column:
-    """array<struct<path, json>> of the schema fields (the last occurrence of a fieldPath wins)."""
-    pairs = F.transform(items(F.try_variant_get(value, "$.fields", "variant")), lambda x: let(
+def _by_field_path(fields: Column, values: dict, cast: str) -> Column:
+    """array<struct<path, *values>> of a list of schema fields: each object with a string fieldPath
+    and ``values`` (name → function of the field), the last occurrence of a fieldPath winning."""
+    pairs = F.transform(items(fields), lambda x: let(
         {"o": variant_kind(x) == "object", "p": F.try_variant_get(x, "$.fieldPath", "variant"), "x": x},
         lambda c: F.struct(F.when(c["o"] & (variant_kind(c["p"]) == "string"), c["p"].cast("string")).alias("path"),
-                           F.to_json(c["x"]).alias("json"))))
+                           *[fn(c["x"]).alias(name) for name, fn in values.items()])))
     valid = F.filter(pairs, lambda p: p["path"].isNotNull())
-    return F.coalesce(_last_wins(valid, lambda y: y["path"]),
-                      F.array().cast("array<struct<path:string,json:string>>"))
+    return F.coalesce(_last_wins(valid, lambda y: y["path"]), F.array().cast(cast))
+
+
+def _schema_fields(value: Column) -> Column:
+    """array<struct<path, json>> of the schema fields (the last occurrence of a fieldPath wins)."""
+    return _by_field_path(F.try_variant_get(value, "$.fields", "variant"), {"json": F.to_json},
+                          "array<struct<path:string,json:string>>")
 
 
 def _schema(change: Column, urn: Column, old: Column, new: Column) -> Column:
@@ -322,12 +328,8 @@ _COLUMN_LISTS = {"schema": "fields", "editable-schema": "editableSchemaFieldInfo
 def _column_members(fields: Column) -> Column:
     """array<struct<path, globalTags, glossaryTerms>>: each schema field's tag and term URNs (the last
     occurrence of a fieldPath wins), as aspects.column_tags reads them."""
-    pairs = F.transform(items(fields), lambda x: let(
-        {"o": variant_kind(x) == "object", "p": F.try_variant_get(x, "$.fieldPath", "variant"), "x": x},
-        lambda c: F.struct(F.when(c["o"] & (variant_kind(c["p"]) == "string"), c["p"].cast("string")).alias("path"),
-                           *[strings_at(c["x"], where).alias(sub) for sub, where, *_ in COLUMN_MEMBERS])))
-    valid = F.filter(pairs, lambda p: p["path"].isNotNull())
-    return F.coalesce(_last_wins(valid, lambda y: y["path"]), F.array().cast(_MEMBER_LISTS))
+    return _by_field_path(fields, {sub: (lambda x, where=where: strings_at(x, where))
+                                   for sub, where, *_ in COLUMN_MEMBERS}, _MEMBER_LISTS)
 
 
 def _tag_entries(fields: Column) -> Column:
