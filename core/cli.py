@@ -95,18 +95,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"changeprov {args.command}: error: {one_line(str(exc))}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt as exc:
-        print(f"changeprov {args.command}: {'terminated' if isinstance(exc, Terminated) else 'interrupted'}",
-              file=sys.stderr)
-        return EXIT_ERROR
+        return _stopped(args.command, exc)
     except BrokenPipeError:  # `changeprov query … | head`: the reader has all it wanted
         _silence_stdout()
         return EXIT_OK
     except Exception as exc:  # still one line and exit 2 (1 means findings), the traceback on request
         stop = _interruption(exc)
         if stop is not None:  # py4j's own clean-up after Ctrl-C failed, with the JVM gone
-            print(f"changeprov {args.command}: {'terminated' if isinstance(stop, Terminated) else 'interrupted'}",
-                  file=sys.stderr)
-            return EXIT_ERROR
+            return _stopped(args.command, stop)
         if os.environ.get(TRACEBACK_ENV):
             raise
         print(f"changeprov {args.command}: {_unexpected(exc)}", file=sys.stderr)
@@ -114,6 +110,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+def _stopped(command: str, exc: KeyboardInterrupt) -> int:
+    print(f"changeprov {command}: {'terminated' if isinstance(exc, Terminated) else 'interrupted'}", file=sys.stderr)
+    return EXIT_ERROR
 
 
 def _interruption(exc: BaseException) -> KeyboardInterrupt | None:
