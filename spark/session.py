@@ -41,6 +41,14 @@ DEFAULTS = {
     # join keys): with a file that starts with a BOM (a join inside the scan) the duplicate-event
     # pass on a 3-line input filled a 4 GB heap (ut8b #1). Our joins are broadcasts of small tables.
     "spark.sql.optimizer.runtime.bloomFilter.enabled": "false",
+    # Planning the mapping's plan is a fixed cost of every export (docs/export.md): after every
+    # optimizer rule that changed it, Spark checked that the whole plan is still resolved (~0.3 s
+    # a query), and three rules for columnar, variant and partitioned scans walked it for nothing (a
+    # text scan without partition columns: recursiveFileLookup turns partition discovery off; ~0.6 s).
+    "spark.sql.lightweightPlanChangeValidation": "false",
+    "spark.sql.optimizer.excludedRules": ",".join(
+        "org.apache.spark.sql.execution.datasources." + rule
+        for rule in ("SchemaPruning", "PushVariantIntoScan", "PruneFileSourcePartitions")),
 }
 # Compile failures are followed by Spark's own interpreted fallback (correct, only slower): the
 # compiler's stack traces are noise to a user, so its logger is silenced.
