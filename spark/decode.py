@@ -13,6 +13,7 @@ from pyspark.sql import functions as F
 from changeprov.mapping.decode import BOM_DETAIL, MAX_BYTES, MAX_DEPTH, MAX_KEY_CHARS
 from changeprov.mapping.vocab import rules
 from changeprov.spark.checks import reject
+from changeprov.spark.plans import add_stages
 from changeprov.spark.sqlterms import let, struct_of
 
 WS = " \t\r\n"
@@ -212,17 +213,16 @@ def decode(lines: DataFrame) -> DataFrame:
               reject("NOT_AN_OBJECT", F.concat(F.lit("the line holds "), _json_kind(value), F.lit(", not an object"))))
     )
     blank = F.col("blank")
-    return (lines
-            .withColumn("blank", blank_line)
-            .withColumn("_w", F.when(~blank, wrapped_parse(value)))
-            .withColumn("_fast", F.coalesce(wrap_ok(F.col("_w"), value), F.lit(False)))
-            # the slow path parses the line alone: what the exact checks below need
-            .withColumn("v", F.when(fast, F.try_variant_get("_w", "$[0]", "variant"))
-                        .when(~blank, F.try_parse_json(value)))
-            .withColumn("_schema", F.when(fast, F.schema_of_variant(parsed)))
-            .withColumn("rejected", F.when(~blank, check))
-            .withColumn("family", F.when(F.col("rejected").isNull() & ~blank, detect_family(parsed)))
-            .drop("_w", "_fast", "_schema"))
+    return add_stages(lines, [
+        {"blank": blank_line},
+        {"_w": F.when(~blank, wrapped_parse(value))},
+        {"_fast": F.coalesce(wrap_ok(F.col("_w"), value), F.lit(False))},
+        # the slow path parses the line alone: what the exact checks below need
+        {"v": F.when(fast, F.try_variant_get("_w", "$[0]", "variant")).when(~blank, F.try_parse_json(value))},
+        {"_schema": F.when(fast, F.schema_of_variant(parsed))},
+        {"rejected": F.when(~blank, check)},
+        {"family": F.when(F.col("rejected").isNull() & ~blank, detect_family(parsed))},
+    ], drop=("_w", "_fast", "_schema"))
 
 
 def detect_family(v: Column) -> Column:

@@ -38,8 +38,8 @@ from changeprov.mapping.decode import BOM, BOM_DETAIL, RAW_LIMIT, REASONS
 from changeprov.mapping.vocab import rules
 from changeprov.ontology import VERSION_IRI
 from changeprov.spark.fs import FileSystem, display_input, display_source, local_file, local_input, local_out
+from changeprov.spark.plans import add_stages, reuse
 from changeprov.spark.session import first_line
-from changeprov.spark.transform import map_lines
 
 EVENT_TYPE_TRIPLE_END = (" <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> "
                          "<https://open-metadata.org/schema/type/changeEvent/ChangeEvent> .")
@@ -73,16 +73,18 @@ def _scan(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
 
 
 def read_lines(spark: SparkSession, inputs: Sequence[str], bom_files: Sequence[str] = ()) -> DataFrame:
-    """Raw lines with their file, split start and a per-partition running id (for line numbers).
+    """Raw lines (``value``) with their ``file``, split start (``block``), a per-partition running id
+    (``mono``, for line numbers) and ``bom`` (see below).
 
     ``bom_files`` (see ``find_boms``) start with a UTF-8 byte order mark, which Hadoop's line reader
     strips from line 1 of every file, compressed or not: Spark never sees it, and the reference
-    quarantines that line. They are read as a scan of their own, with a column ``bom`` true on
-    their line 1: the row of split 0 with the smallest running id, found by a small aggregation
-    over that same scan (broadcast; it reads those files once more, and nothing else). With no
-    such file the plan is the plain scan, without a ``bom`` column: inputs without a BOM pay nothing.
+    quarantines that line. They are read as a scan of their own, with ``bom`` true on their line 1:
+    the row of split 0 with the smallest running id, found by a small aggregation over that same
+    scan (broadcast; it reads those files once more, and nothing else). Other lines have ``bom``
+    false. Every input has the same columns, so the export's analysed plan serves them all
+    (spark.plans.reuse).
     """
-    plain = _scan(spark, inputs)
+    plain = _scan(spark, inputs).withColumn("bom", F.lit(False))
     if not bom_files:
         return plain
     marked = _scan(spark, bom_files)
@@ -96,7 +98,7 @@ def read_lines(spark: SparkSession, inputs: Sequence[str], bom_files: Sequence[s
     if not inputs:
         return marked
     # the running ids of the two scans overlap; every use of them is per (file, split), as is every key
-    return plain.withColumn("bom", F.lit(False)).unionByName(marked)
+    return plain.unionByName(marked)
 
 
 def _first_bytes(spark: SparkSession, path: str) -> bytes:
@@ -173,9 +175,8 @@ def force_family(family: str) -> Callable[[DataFrame], DataFrame]:
             F.col("family").isNull() | (F.col("family") != family))
         looks_like = F.coalesce(F.col("family"), F.lit("nothing known"))
         detail = F.concat(F.lit(f"not a {family} event (looks like "), looks_like, F.lit(")"))
-        return (df.withColumn("rejected", F.when(wrong, reject("UNKNOWN_FAMILY", detail))
-                              .otherwise(F.col("rejected")))
-                .withColumn("family", F.when(~wrong, F.col("family"))))
+        return add_stages(df, [{"rejected": F.when(wrong, reject("UNKNOWN_FAMILY", detail)).otherwise(F.col("rejected"))},
+                               {"family": F.when(~wrong, F.col("family"))}])
 
     return apply
 
@@ -439,21 +440,21 @@ def _export(spark: SparkSession, inputs: Sequence[str], out: str, fs: FileSystem
     except Exception as exc:  # AnalysisException: path does not exist, …
         raise InputError(f"cannot read the input: {first_line(exc)}") from None
 
-    mapped = lines.transform(map_lines_for(family))
     progress("mapping, deduplicating and writing (one Spark job)")
-    metrics = _write(spark, mapped, fs, staging, compress)
+    metrics = _write(spark, with_duplicates(lines, None), family, fs, staging, compress)
     if fs.exists(staging, "kind=d"):
         # Rare: one event id on lines with different content. Which line is first needs line
         # numbers, known only now: the later lines are found (a second pass, no shuffle of triples)
         # and the job runs again with them quarantined.
         progress("some event ids occur with different content: quarantining the later lines")
         dups = f"{staging}-duplicates"
-        losers = duplicate_losers(spark, mapped, fs.path(staging, "kind=d").toString(),
+        losers = duplicate_losers(spark, reuse(with_duplicates(lines, None), ("mapped", family), map_lines_for(family)),
+                                  fs.path(staging, "kind=d").toString(),
                                   _offsets(spark, _read_stats(spark, fs, staging)["splits"], inputs),
                                   fs.path(dups).toString())
         progress("mapping, deduplicating and writing again")
         fs.delete(staging)  # the overwrite is per partition (dynamic): a date of the losers alone would stay
-        metrics = _write(spark, mapped.transform(quarantine_duplicates(losers)), fs, staging, compress)
+        metrics = _write(spark, with_duplicates(lines, losers), family, fs, staging, compress)
         fs.delete(dups)
 
     progress("committing")
@@ -501,20 +502,28 @@ def describe_replaced(replaced: dict) -> str:
             f"finished {last.get('finished')}")
 
 
-def _write(spark: SparkSession, mapped: DataFrame, fs: FileSystem, staging: str, compress: str) -> dict:
-    """Stage the output rows of ``mapped`` lines under ``staging`` (partitioned by kind, source,
-    date); returns the observed triple and event counts."""
+def write_rows(family: str) -> Callable[[DataFrame], DataFrame]:
+    """Lines (read_lines' columns and ``dup``) → the export's output rows, deduplicated, counted and in write
+    order (kind, source, date, then by hash: files come out in the same order every run)."""
+    def apply(lines: DataFrame) -> DataFrame:
+        mapped = reuse(lines, ("mapped", family), map_lines_for(family))
+        return add_stages(
+            mapped.transform(output_rows).transform(aggregate).repartition(F.col("kind"), F.col("source"), F.col("date")),
+            # The hash is a column, computed once per row: as a sort expression it was computed again
+            # in every comparison (two hashes per comparison, ~3% of the map stage's task time on 100k
+            # events); the sort compares numbers instead of long strings sharing their first 40 characters.
+            [{"_h": F.xxhash64("value")}]).sortWithinPartitions("kind", "source", "date", "_h", "value").drop("_h")
+
+    return apply
+
+
+def _write(spark: SparkSession, lines: DataFrame, family: str, fs: FileSystem, staging: str, compress: str) -> dict:
+    """Stage the output rows of ``lines`` (with ``dup``) under ``staging`` (partitioned by kind,
+    source, date); returns the observed triple and event counts."""
     observed = _observation(spark)
-    staged = mapped.transform(output_rows).transform(aggregate).observe(observed[0], *observed[1])
-    writer = (staged.repartition(F.col("kind"), F.col("source"), F.col("date"))
-              # a hash first: files come out in the same order every run, and the sort compares
-              # numbers instead of long strings that share their first 40 characters. The hash is a
-              # column, computed once per row: as a sort expression it was computed again in every
-              # comparison (two hashes per comparison, ~3% of the map stage's task time on 100k events)
-              .withColumn("_h", F.xxhash64("value"))
-              .sortWithinPartitions("kind", "source", "date", "_h", "value")
-              .drop("_h")
-              .write.mode("overwrite").partitionBy("kind", "source", "date"))
+    # analysed once per Spark application, whatever the input (spark.plans): seconds per export
+    rows = reuse(lines, ("write", family), write_rows(family))
+    writer = rows.observe(observed[0], *observed[1]).write.mode("overwrite").partitionBy("kind", "source", "date")
     if compress == "gzip":
         writer = writer.option("compression", "gzip")
     try:
@@ -563,28 +572,37 @@ def duplicate_losers(spark: SparkSession, mapped: DataFrame, conflicts: str, off
     return spark.read.schema(_LOSERS).json(out)
 
 
-def quarantine_duplicates(losers: DataFrame) -> Callable[[DataFrame], DataFrame]:
-    """Mapped lines → the same, with ``losers`` (from duplicate_losers) quarantined as DUPLICATE_EVENT."""
-    def apply(mapped: DataFrame) -> DataFrame:
-        marked = mapped.join(F.broadcast(losers.withColumnRenamed("detail", "_dup")), ["file", "block", "mono"], "left")
-        dup = F.col("_dup").isNotNull()
-        return (marked.withColumn("reason", F.when(dup, F.lit("DUPLICATE_EVENT")).otherwise(F.col("reason")))
-                .withColumn("detail", F.when(dup, F.col("_dup")).otherwise(F.col("detail")))
-                .withColumn("triples", F.when(~dup, F.col("triples")))
-                .drop("_dup"))
+def with_duplicates(lines: DataFrame, losers: DataFrame | None) -> DataFrame:
+    """``lines`` with ``dup``: the DUPLICATE_EVENT detail of the lines ``losers`` (from
+    duplicate_losers) names, null on the others (``losers`` None: on every line)."""
+    if losers is None:
+        return lines.withColumn("dup", F.lit(None).cast("string"))
+    return (lines.join(F.broadcast(losers.withColumnRenamed("detail", "dup")), ["file", "block", "mono"], "left")
+            .select(*lines.columns, "dup"))
 
-    return apply
+
+def quarantine_duplicates(mapped: DataFrame) -> DataFrame:
+    """Mapped lines → the same, with the lines whose ``dup`` is set quarantined as DUPLICATE_EVENT."""
+    dup = F.col("dup").isNotNull()
+    return add_stages(mapped, [{"reason": F.when(dup, F.lit("DUPLICATE_EVENT")).otherwise(F.col("reason")),
+                                "detail": F.when(dup, F.col("dup")).otherwise(F.col("detail")),
+                                "triples": F.when(~dup, F.col("triples"))}])
 
 
 def map_lines_for(family: str) -> Callable[[DataFrame], DataFrame]:
+    """Lines → mapped lines (``family`` auto: every family; else that one, the rest quarantined),
+    with the lines marked in ``dup`` quarantined as DUPLICATE_EVENT."""
     def apply(lines: DataFrame) -> DataFrame:
         from changeprov.spark.decode import decode
         from changeprov.spark.transform import map_events
 
-        return lines.transform(decode).transform(force_family(family)).transform(
-            lambda df: map_events(df, families=[family]))
+        decoded = lines.transform(decode)
+        if family != "auto":
+            decoded = decoded.transform(force_family(family))
+        mapped = map_events(decoded, families=None if family == "auto" else [family])
+        return mapped.transform(quarantine_duplicates) if "dup" in lines.columns else mapped
 
-    return apply if family != "auto" else map_lines
+    return apply
 
 
 def _observation(spark: SparkSession):

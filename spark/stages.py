@@ -17,6 +17,8 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from changeprov.spark.plans import add_stages
+
 
 class Plan:
     """The staged columns of one family mapper (see module doc).
@@ -68,8 +70,6 @@ def apply_together(df: DataFrame, plans: list[Plan]) -> DataFrame:
     Plans of different families share no columns, so their stages can run together; every stage
     copies the whole row (the raw line and the parsed event included), and stacking the families'
     stages one after another made about 70 copies of each row instead of about 20."""
-    for i in range(max((p.depth for p in plans), default=0)):
-        columns = {name: value for plan in plans for name, value in plan.guarded(i).items()}
-        if columns:
-            df = df.withColumns(columns)
-    return df
+    depth = max((p.depth for p in plans), default=0)
+    return add_stages(df, ({name: value for plan in plans for name, value in plan.guarded(i).items()}
+                           for i in range(depth)))

@@ -10,6 +10,7 @@ from pyspark.sql import functions as F
 from changeprov.spark.checks import reject
 from changeprov.spark.decode import decode
 from changeprov.spark.family import mappers
+from changeprov.spark.plans import add_stages
 from changeprov.spark.stages import Plan, apply_together
 
 
@@ -42,13 +43,12 @@ def map_events(decoded: DataFrame, *, families: Iterable[str] | None = None) -> 
     rejected = F.when(unknown, reject("UNKNOWN_FAMILY", F.concat(F.lit("no event family matches the keys "), keys,
                                                                  _nearest_family(F.json_object_keys(F.col("value")))))) \
         .otherwise(rejected)
-    return (df
-            .withColumn("_rejected", rejected)
-            .withColumn("reason", F.col("_rejected.reason"))
-            .withColumn("detail", F.col("_rejected.detail"))
-            .withColumn("ms", F.when(F.col("reason").isNull(), ms))
-            .withColumn("triples", F.when(F.col("reason").isNull() & ~F.col("blank"), triples))
-            .drop("_rejected", *staged))
+    return add_stages(df, [
+        {"_rejected": rejected},
+        {"reason": F.col("_rejected.reason"), "detail": F.col("_rejected.detail")},
+        {"ms": F.when(F.col("reason").isNull(), ms),
+         "triples": F.when(F.col("reason").isNull() & ~F.col("blank"), triples)},
+    ], drop=("_rejected", *staged))
 
 
 def _nearest_family(keys: Column) -> Column:

@@ -74,6 +74,9 @@ def test_corpus_export_equals_the_reference_mapper(spark, shared_dir, tmp_path):
     assert got == want, f"missing {len(want - got)}, unexpected {len(got - want)}"
     assert result.counts["triples"] == len(want)
     assert result.counts["distinct_events"] == counts.events
+    # the export's plan was analysed the fast way (spark.plans), not by the fallback
+    from changeprov.spark.plans import FAST_PATH_ERRORS
+    assert not FAST_PATH_ERRORS
     # the documented command, in its own process: other tests import owlrl, which changes how rdflib
     # (one of the checker's two parsers) converts literals in this process
     check = subprocess.run([sys.executable, str(shared_dir / "conformance" / "check_ntriples.py"), "check",
