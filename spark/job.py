@@ -440,8 +440,9 @@ def _export(spark: SparkSession, inputs: Sequence[str], out: str, fs: FileSystem
     except Exception as exc:  # AnalysisException: path does not exist, …
         raise InputError(f"cannot read the input: {first_line(exc)}") from None
 
-    progress("mapping, deduplicating and writing (one Spark job)")
-    metrics = _write(spark, with_duplicates(lines, None), family, fs, staging, compress)
+    progress("planning the job")
+    metrics = _write(spark, with_duplicates(lines, None), family, fs, staging, compress,
+                     lambda: progress("mapping, deduplicating and writing (one Spark job)"))
     if fs.exists(staging, "kind=d"):
         # Rare: one event id on lines with different content. Which line is first needs line
         # numbers, known only now: the later lines are found (a second pass, no shuffle of triples)
@@ -452,9 +453,9 @@ def _export(spark: SparkSession, inputs: Sequence[str], out: str, fs: FileSystem
                                   fs.path(staging, "kind=d").toString(),
                                   _offsets(spark, _read_stats(spark, fs, staging)["splits"], inputs),
                                   fs.path(dups).toString())
-        progress("mapping, deduplicating and writing again")
         fs.delete(staging)  # the overwrite is per partition (dynamic): a date of the losers alone would stay
-        metrics = _write(spark, with_duplicates(lines, losers), family, fs, staging, compress)
+        metrics = _write(spark, with_duplicates(lines, losers), family, fs, staging, compress,
+                         lambda: progress("mapping, deduplicating and writing again"))
         fs.delete(dups)
 
     progress("committing")
@@ -517,15 +518,18 @@ def write_rows(family: str) -> Callable[[DataFrame], DataFrame]:
     return apply
 
 
-def _write(spark: SparkSession, lines: DataFrame, family: str, fs: FileSystem, staging: str, compress: str) -> dict:
+def _write(spark: SparkSession, lines: DataFrame, family: str, fs: FileSystem, staging: str, compress: str,
+           starting: Callable[[], None] = lambda: None) -> dict:
     """Stage the output rows of ``lines`` (with ``dup``) under ``staging`` (partitioned by kind,
-    source, date); returns the observed triple and event counts."""
+    source, date); returns the observed triple and event counts. ``starting`` is called when the
+    plan is built and the job is about to start."""
     observed = _observation(spark)
     # analysed once per Spark application, whatever the input (spark.plans): seconds per export
     rows = reuse(lines, ("write", family), write_rows(family))
     writer = rows.observe(observed[0], *observed[1]).write.mode("overwrite").partitionBy("kind", "source", "date")
     if compress == "gzip":
         writer = writer.option("compression", "gzip")
+    starting()
     try:
         writer.text(fs.path(staging).toString())
     except Exception as exc:  # a failed task (disk full, lost executor, …): nothing was committed
