@@ -13,10 +13,12 @@ literals exact:
 
 * graph → JSON-LD builds the expanded form directly instead of calling ``from_rdf``: pyld's
   ``from_rdf`` always ``json.loads`` an ``rdf:JSON`` literal into an ``@json`` value (losing the exact
-  lexical form — key order, ``1.0E22``, …) and drops the ``xsd:string`` datatype, so values of
-  string-coerced terms (``"userName": {"@id": …, "@type": "xsd:string"}``) would not compact to
-  their terms. The expanded form built here is what ``from_rdf`` yields with ``useNativeTypes=False``
-  and ``useRdfType=False``, except that literals keep their datatype IRI verbatim.
+  lexical form — key order, ``1.0E22``, …). The expanded form built here is what ``from_rdf``
+  yields with ``useNativeTypes=False`` and ``useRdfType=False``, except that literals keep their
+  datatype IRI verbatim. An ``xsd:string`` literal is written without ``@type``, as ``from_rdf``
+  does: in RDF 1.1 it is the plain literal, and the context coerces no term to ``xsd:string`` (a
+  coercion would make other JSON-LD readers, rdflib's among them, read our plain strings back as
+  explicitly typed literals, which they do not compare equal to the mapper's plain ones).
 * JSON-LD → graph runs pyld ``to_rdf`` to its in-memory dataset and builds pyoxigraph terms from it
   (no N-Quads text in between, so pyld's partial N-Quads escaping never matters; pyoxigraph still
   validates every IRI and literal).
@@ -131,18 +133,6 @@ def _run(fn, *args):
         raise
 
 
-@lru_cache(maxsize=1)
-def _string_typed_properties() -> frozenset[str]:
-    """Property IRIs whose context term coerces values to xsd:string."""
-    ctx = bundled_context()["@context"]
-    expanded = jsonld.expand(
-        {"@context": ctx, **{k: "x" for k, v in ctx.items() if isinstance(v, dict)
-                             and v.get("@type") == "xsd:string"}},
-        _options(),
-    )
-    return frozenset(k for node in expanded for k in node if not k.startswith("@"))
-
-
 # ----------------------------------------------------------------------------- graph input
 
 
@@ -197,14 +187,14 @@ def _node_id(term) -> str:
     raise ValueError(f"cannot render {term!r} as a JSON-LD node (RDF-star triple terms unsupported)")
 
 
-def _value_object(term, predicate: str) -> dict:
+def _value_object(term) -> dict:
     if isinstance(term, ox.Literal):
         if getattr(term, "direction", None):
             raise ValueError(f"directional language strings are not supported: {term}")
         if term.language:
             return {"@value": term.value, "@language": term.language}
         dt = term.datatype.value
-        if dt == XSD_STRING and predicate not in _string_typed_properties():
+        if dt == XSD_STRING:
             return {"@value": term.value}
         return {"@value": term.value, "@type": dt}
     return {"@id": _node_id(term)}
@@ -220,7 +210,7 @@ def to_expanded(triples) -> list[dict]:
         if p == RDF_TYPE and not isinstance(t.object, ox.Literal):
             node.setdefault("@type", []).append(_node_id(t.object))
         else:
-            node.setdefault(p, []).append(_value_object(t.object, p))
+            node.setdefault(p, []).append(_value_object(t.object))
     return [nodes[k] for k in sorted(nodes)]
 
 

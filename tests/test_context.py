@@ -3,24 +3,35 @@
 The check expands one document that uses every term, so what is tested is pyld's own reading of the
 context (CURIEs, ``@version`` 1.1, term-shaped keys such as ``prov:entity``), not a hand resolver.
 Expected coercion, from the bundled ontology (om-event.ttl + prov-axioms.ttl):
-owl:ObjectProperty → ``"@id"``; owl:DatatypeProperty with an rdfs:range → that datatype;
-anything else (classes, properties without range such as oldValue/newValue, rdfs:label, skos
-annotation properties) → no ``@type`` coercion.
+owl:ObjectProperty → ``"@id"``; owl:DatatypeProperty with an rdfs:range → that datatype, except
+xsd:string; anything else (classes, properties without range such as oldValue/newValue, rdfs:label,
+skos annotation properties) → no ``@type`` coercion.
+
+No term is coerced to xsd:string: in RDF 1.1 a plain literal is an xsd:string, and the mapper writes
+plain literals. A coercion makes a JSON-LD reader turn ``"userName": "alice"`` into
+``"alice"^^xsd:string`` (rdflib then holds a literal unequal to the mapper's ``"alice"``), and a
+standard compaction of the mapper's plain strings skip the term (``"om-event:userName": "alice"``).
+The round-trip tests below read ``describe --format jsonld`` output the way other tools do.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+from pathlib import Path
 
 import pytest
 from pyld import jsonld
-from rdflib import URIRef
-from rdflib.namespace import OWL, RDF, RDFS
+from rdflib import Graph, URIRef
+from rdflib.compare import to_isomorphic
+from rdflib.namespace import OWL, RDF, RDFS, XSD
 
+from changeprov.mapping.mapper import map_line
 from changeprov.ontology import OM_EVENT, PROV, is_declared, ontology_graph, read_text
+from changeprov.sparql.describe import render_graph
 
 PROBE = "http://example.org/probe/"
+GOLDEN = Path(__file__).parent / "golden"
 
 #: Prefix terms the context may define, and the only namespaces they may map to.
 ALLOWED_PREFIXES = {
@@ -71,7 +82,8 @@ def _expected_type(iri: str, graph) -> str | None:
         return "@id"
     if (node, RDF.type, OWL.DatatypeProperty) in graph:
         rng = graph.value(node, RDFS.range)
-        return str(rng) if rng is not None else None
+        # a plain JSON string already is an xsd:string literal; coercing it would type it explicitly
+        return str(rng) if rng is not None and rng != XSD.string else None
     return None
 
 
@@ -182,6 +194,7 @@ def test_negative_control(context, graph):
     bad["currentState"] = {"@id": "om:currentState", "@type": "@id"}      # seed IRI, undeclared
     bad["nonsense"] = "om-event:noSuchProperty"                           # undeclared om-event term
     bad["timestamp"] = {"@id": "om-event:timestamp", "@type": "xsd:string"}  # wrong datatype
+    bad["userName"] = {"@id": "om-event:userName", "@type": "xsd:string"}    # types plain strings
     bad["performedBy"] = {"@id": "om-event:performedBy"}                  # object property, no @id
     bad["notAnIri"] = {"@id": "nowhere"}                                  # relative, not an IRI
     problems = check_context(bad, graph)
@@ -190,6 +203,8 @@ def test_negative_control(context, graph):
                      "'nonsense' → https://open-metadata.org/schema/type/changeEvent/noSuchProperty is not declared",
                      "'timestamp' → https://open-metadata.org/schema/type/changeEvent/timestamp: @type",
                      "'performedBy' → https://open-metadata.org/schema/type/changeEvent/performedBy: @type None",
+                     "'userName' → https://open-metadata.org/schema/type/changeEvent/userName: "
+                     "@type 'http://www.w3.org/2001/XMLSchema#string', expected None",
                      "'notAnIri' does not expand"):
         assert fragment in text, f"{fragment} not reported:\n{text}"
 
@@ -202,3 +217,64 @@ def test_vocab_would_invent_terms(context, graph):
     assert OM_EVENT + "userNmae" in node                   # invented, undeclared
     assert "@vocab is set" in "\n".join(check_context(with_vocab, graph))
     assert jsonld.expand({"@context": context, **doc}, {"documentLoader": _refuse}) == []  # dropped instead
+
+
+# ----------------------------------------------------------------------------- round trips
+
+
+def _string_terms(graph) -> list[str]:
+    """Terms of the properties whose values are xsd:string (rdfs:range in the ontology)."""
+    ctx = json.loads(read_text("context.jsonld"))["@context"]
+    return sorted(t for t, (iri, _) in resolve_terms(ctx).items()
+                  if iri and (URIRef(iri), RDFS.range, XSD.string) in graph)
+
+
+@pytest.fixture(scope="module")
+def golden_triples():
+    """Every golden event mapped by the reference mapper: the graph `describe` renders from."""
+    out = set()
+    for path in sorted(GOLDEN.glob("*.jsonl")):
+        out.update(map_line(path.read_bytes().strip(b"\n")).triples)
+    return sorted(out, key=str)
+
+
+def _rdflib(text: str, fmt: str) -> Graph:
+    return to_isomorphic(Graph().parse(data=text, format=fmt))
+
+
+def test_there_are_string_terms(graph):
+    assert {"userName", "fieldName", "urn", "fullyQualifiedName"} <= set(_string_terms(graph))
+
+
+@pytest.mark.parametrize("term", _string_terms(ontology_graph()))
+def test_plain_string_round_trips_through_each_string_term(term, context):
+    """A plain N-Triples string compacts (standard from_rdf + compact) to a plain JSON string under
+    its term, and that document reads back (rdflib) as the same plain literal."""
+    iri = resolve_terms(context)[term][0]
+    nquads = f'<{PROBE}s> <{iri}> "v" .\n'
+    compacted = jsonld.compact(jsonld.from_rdf(nquads, {"format": "application/n-quads"}),
+                               {"@context": context}, {"documentLoader": _refuse})
+    assert compacted[term] == "v"
+    assert _rdflib(json.dumps(compacted), "json-ld") == _rdflib(nquads, "nt")
+
+
+def test_describe_jsonld_compacts_strings_to_plain_json(golden_triples, graph):
+    """Each string property's values are plain JSON strings in `describe --format jsonld`."""
+    doc = json.loads(render_graph(golden_triples, "jsonld"))
+    terms = set(_string_terms(graph))
+    values = [v for node in doc["@graph"] for k, vs in node.items() if k in terms
+              for v in (vs if isinstance(vs, list) else [vs])]
+    assert values and all(isinstance(v, str) for v in values)
+
+
+@pytest.mark.parametrize("reader", ["pyld", "rdflib"])
+def test_describe_jsonld_round_trips_to_the_same_triples(golden_triples, reader):
+    """`describe --format jsonld` read back gives exactly the triples of `describe --format nt`:
+    through changeprov's own reader (pyld) and through rdflib, which tells "x" from "x"^^xsd:string."""
+    from changeprov.mapping.export import from_jsonld
+
+    text = render_graph(golden_triples, "jsonld")
+    if reader == "pyld":
+        assert from_jsonld(json.loads(text)) == golden_triples
+    else:
+        assert _rdflib(text, "json-ld") == _rdflib(render_graph(golden_triples, "nt"), "nt")
