@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Iterable
 
 from changeprov.mapping import terms
+from changeprov.sparql.formats import display_text
 from changeprov.sparql.queries import get_query, run_query, user_name
 from changeprov.sparql.stores import Rows, TripleStore
 
@@ -153,7 +154,8 @@ class AuditReport:
 
 
 def _v(term) -> str | None:
-    return None if term is None else term.value
+    # times as the query table shows them, not in the store's shortest forms (…05Z beside …05.5Z)
+    return None if term is None else display_text(term)
 
 
 def _rows(store: TripleStore, name: str, params: dict, *, now_ms: int | None) -> list[dict]:
@@ -217,7 +219,7 @@ def _integrity_findings(rows: list[dict]) -> list[Finding]:
         if r["problem"] == "change-after-delete":
             summary = f"changed by {user} after its hard delete at {r['other_time']}"
         elif r["problem"] == "duplicate-name":
-            summary = f"created by {user}; {r['detail']}"
+            summary = f"created by {user}; {r['detail']} (there since {r['other_time']})"
         elif r["problem"] == "conflicting-event":
             group = conflicting[r["event"]]
             if group[0] is not r:

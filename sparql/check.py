@@ -26,6 +26,7 @@ import pyoxigraph as ox
 from changeprov.errors import InputError
 from changeprov.mapping.vocab import XSD
 from changeprov.ontology.checks import ontology_checks
+from changeprov.sparql.formats import display_text
 from changeprov.sparql.queries import NamedQuery, get_query, list_queries
 from changeprov.sparql.stores import TripleStore
 
@@ -101,6 +102,8 @@ def _plain(term) -> str | int | float | bool | None:
         kind = term.datatype.value
         if kind == XSD + "boolean":
             return term.value in ("true", "1")
+        if kind == XSD + "dateTime":
+            return display_text(term)
         try:
             return _NUMBERS[kind](term.value) if kind in _NUMBERS else term.value
         except ValueError:  # an ill-typed literal (which a SHACL check may be reporting) stays text
@@ -112,7 +115,7 @@ def _label(store: TripleStore, node: ox.NamedNode, cache: dict) -> str | None:
     """What a hash IRI is, as a user knows it (the ``label`` query): event id, type, entity, user, time."""
     if node not in cache:
         rows = store.select(get_query("label").text, {"node": node}).dicts()
-        r = {k: (v.value if v is not None else "") for k, v in rows[0].items()} if rows else {}
+        r = {k: (display_text(v) if v is not None else "") for k, v in rows[0].items()} if rows else {}
         kind = r.get("kind")
         if kind == "event":
             parts = [f"event {r['event_id']}".rstrip(), r["event_type"], f"on {r['entity_name'] or '?'}",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import datetime as _dt
 import io
 import json
 import re
@@ -14,27 +15,77 @@ from changeprov.mapping.vocab import XSD_DATETIME, XSD_DECIMAL, XSD_STRING
 from changeprov.sparql.stores import Rows
 
 FORMATS = ("table", "csv", "tsv", "json")
-_SECONDS = re.compile(r"(T[0-9]{2}:[0-9]{2}:[0-9]{2})(?:\.([0-9]{1,3}))?Z$")
+_DATETIME = re.compile(r"(-?[0-9]{4,}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2})(?:\.([0-9]+))?"
+                       r"(Z|[+-][0-9]{2}:[0-9]{2})?")
+
+
+def display_datetime(lexical: str) -> str:
+    """An ``xsd:dateTime`` as people are shown it everywhere (table, CSV, audit, check, notes): RFC 3339
+    in UTC with milliseconds and ``Z``, the form the mapper writes.
+
+    The store gives times in their shortest form (``…05Z`` beside ``…05.5Z`` and ``…05.123Z``), so
+    the same instant would read differently in a query's table and in an audit, and a column of
+    times would sort wrongly as text. More than three fraction digits (no mapped time has them) are
+    kept rather than hidden; a time without a zone keeps none (its zone is unknown, not UTC); a
+    lexical form that is no valid date-time (a check may be reporting it) stays as it is.
+
+    >>> display_datetime("2024-01-13T08:29:05.5Z")
+    '2024-01-13T08:29:05.500Z'
+    >>> display_datetime("2024-01-13T08:29:05Z")
+    '2024-01-13T08:29:05.000Z'
+    >>> display_datetime("2024-01-13T09:29:05.120+01:00")
+    '2024-01-13T08:29:05.120Z'
+    >>> display_datetime("2024-01-13T08:29:05.123456Z")
+    '2024-01-13T08:29:05.123456Z'
+    >>> display_datetime("2024-13-45T08:29:05Z")
+    '2024-13-45T08:29:05Z'
+    >>> display_datetime("2024-01-13T08:29:05")
+    '2024-01-13T08:29:05.000'
+    """
+    m = _DATETIME.fullmatch(lexical)
+    if not m:
+        return lexical
+    seconds, fraction, zone = m.groups()
+    seconds = _in_utc(seconds, zone)
+    if seconds is None:
+        return lexical
+    fraction = (fraction or "").rstrip("0").ljust(3, "0")
+    return f"{seconds}.{fraction}{'Z' if zone else ''}"
+
+
+def _in_utc(seconds: str, zone: str | None) -> str | None:
+    """``YYYY-MM-DDThh:mm:ss`` at ``zone`` as the same instant in UTC (without a zone: as it is);
+    None for an invalid date or what Python cannot say (year 0 or > 9999, hour 24)."""
+    try:
+        instant = _dt.datetime.fromisoformat(seconds + ("+00:00" if zone == "Z" else zone or ""))
+        if zone:
+            instant = instant.astimezone(_dt.timezone.utc)
+        return instant.strftime("%Y-%m-%dT%H:%M:%S") if instant.year >= 1000 else None
+    except (ValueError, OverflowError):
+        return None
+
+
+def display_text(term) -> str:
+    """A term's text for people, date-times in their one display form (:func:`display_datetime`)."""
+    if isinstance(term, ox.Literal) and term.datatype == XSD_DATETIME:
+        return display_datetime(term.value)
+    return term.value
 
 
 def display_value(term) -> str:
-    """A term's text in the table and CSV: times always with milliseconds, decimals with a point.
+    """A term's text in the table and CSV: times as :func:`display_datetime`, decimals with a point.
 
-    The store gives values in their shortest form (``…05Z`` beside ``…05.5Z`` and ``…05.123Z``,
-    version ``2`` for OpenMetadata's 2.0): a column of times then sorts wrongly as text. Same value,
-    one width. JSON and TSV keep the engine's forms (they carry typed terms).
+    Same value, one width: the store gives version ``2`` for OpenMetadata's 2.0. JSON and TSV keep
+    the store's forms (they carry typed terms).
 
     >>> display_value(ox.Literal("2024-01-13T08:29:05.5Z", datatype=XSD_DATETIME))
     '2024-01-13T08:29:05.500Z'
     >>> display_value(ox.Literal("2", datatype=XSD_DECIMAL))
     '2.0'
     """
-    text = term.value
-    if isinstance(term, ox.Literal):
-        if term.datatype == XSD_DATETIME:
-            text = _SECONDS.sub(lambda m: f"{m.group(1)}.{(m.group(2) or '').ljust(3, '0')}Z", text)
-        elif term.datatype == XSD_DECIMAL and re.fullmatch(r"-?[0-9]+", text):
-            text += ".0"
+    text = display_text(term)
+    if isinstance(term, ox.Literal) and term.datatype == XSD_DECIMAL and re.fullmatch(r"-?[0-9]+", text):
+        text += ".0"
     return text
 
 

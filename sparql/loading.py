@@ -10,18 +10,21 @@ to be loaded again (loading is idempotent).
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import os
 import socket
+import time
 from pathlib import Path
+
+from changeprov.mapping.terms import ms_to_xsd
 
 MARK = "changeprov-loading.json"
 
 
 def begin(store: Path, export: str | Path) -> None:
     info = {"export": str(Path(export).resolve()), "pid": os.getpid(), "host": socket.gethostname(),
-            "started": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
+            # the form every time is shown in (formats.display_datetime), read back into a warning
+            "started": ms_to_xsd(int(time.time() * 1000))}
     tmp = store / f".{MARK}.{os.getpid()}.tmp"
     tmp.write_text(json.dumps(info), encoding="utf-8")
     os.replace(tmp, store / MARK)

@@ -43,7 +43,7 @@ import pyoxigraph as ox
 from changeprov.errors import InputError
 from changeprov.mapping import terms
 from changeprov.mapping.vocab import XSD_DECIMAL, XSD_INTEGER
-from changeprov.sparql.formats import display_value
+from changeprov.sparql.formats import display_text, display_value
 from changeprov.sparql.stores import Rows, TripleStore, refuse_service
 
 OM_USER = "https://w3id.org/changeprov/id/om/user/"
@@ -469,7 +469,7 @@ def _check_window(bound: Mapping[str, ox.NamedNode | ox.Literal]) -> None:
     if isinstance(since, ox.Literal) and isinstance(until, ox.Literal) \
             and since.datatype == until.datatype == terms.XSD_DATETIME \
             and terms.rfc3339_to_ms(since.value) > terms.rfc3339_to_ms(until.value):
-        raise InputError(f"since ({since.value}) is after until ({until.value})")
+        raise InputError(f"since ({display_text(since)}) is after until ({display_text(until)})")
 
 
 def parse_param_args(items: list[str] | None) -> dict[str, str]:
@@ -541,7 +541,7 @@ def _unversioned(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Liter
         rows = store.select(_FIRST_EVENT, {"entity": bound["entity"]}).rows
         first = rows[0][1] if rows else None
         if first is not None and _instant(first.value) > _instant(bound["as_of"].value):
-            return [f"as_of {bound['as_of'].value} is before the entity's first event ({first.value}): "
+            return [f"as_of {display_text(bound['as_of'])} is before the entity's first event ({display_text(first)}): "
                     "the log knows nothing of it yet"]
     return []
 
@@ -642,7 +642,7 @@ def _hard_deleted(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Lite
     found = store.select(_LAST_HARD_DELETE, {k: v for k, v in bound.items() if k in ("entity", "as_of")}).rows
     if not found:
         return []
-    return [f"it was hard-deleted at {found[0][-1].value}: a hard delete ends every value set before it"]
+    return [f"it was hard-deleted at {display_text(found[0][-1])}: a hard delete ends every value set before it"]
 
 
 #: ``# if-empty: NAME`` checks: (store, bound parameters) → notes explaining an empty answer

@@ -310,20 +310,22 @@ def test_integrity_findings(kind, request, integrity_db):
         rep = run_audit(store, now_ms=2_000_000_000_000)
     got = sorted((f.kind, f.entity_name, f.time, len(f.events)) for f in rep.findings
                  if f.kind in ("change-after-delete", "duplicate-name", "unknown-entity", "conflicting-event"))
-    assert got == [("change-after-delete", DS("hive,x.gone"), "2030-03-17T17:46:43Z", 2),
-                   ("change-after-delete", "x.c", "2030-03-17T17:46:42Z", 2),
-                   ("conflicting-event", "x.g", "2030-03-17T17:46:45Z", 1),
-                   ("duplicate-name", "x.e", "2030-03-17T17:46:40.5Z", 2),
-                   ("duplicate-name", "x.f", "2030-03-17T17:46:40.2Z", 2),
-                   ("unknown-entity", "x.ghost", "2030-03-17T17:46:43Z", 1)]
+    assert got == [("change-after-delete", DS("hive,x.gone"), "2030-03-17T17:46:43.000Z", 2),
+                   ("change-after-delete", "x.c", "2030-03-17T17:46:42.000Z", 2),
+                   ("conflicting-event", "x.g", "2030-03-17T17:46:45.000Z", 1),
+                   ("duplicate-name", "x.e", "2030-03-17T17:46:40.500Z", 2),
+                   ("duplicate-name", "x.f", "2030-03-17T17:46:40.200Z", 2),
+                   ("unknown-entity", "x.ghost", "2030-03-17T17:46:43.000Z", 1)]
     (twin,) = [f for f in rep.of_kind("duplicate-name") if f.entity_name == "x.e"]
-    assert twin.details["other_time"].startswith("2030-03-17T17:46:40") and "table" in twin.summary
+    assert twin.details["other_time"] == "2030-03-17T17:46:40.000Z"
+    assert "another table with this fullyQualifiedName still existed: " in twin.summary
+    assert twin.summary.endswith(" (there since 2030-03-17T17:46:40.000Z)")  # the time's display form
     (conflict,) = rep.of_kind("conflicting-event")
     assert conflict.summary == ("one event id with 2 timestamps and 2 users: lines with this id and different content "
-                                "were mapped by different export runs (times 2030-03-17T17:46:45Z to "
-                                "2030-03-17T17:46:45.5Z; users alice, bob)")
+                                "were mapped by different export runs (times 2030-03-17T17:46:45.000Z to "
+                                "2030-03-17T17:46:45.500Z; users alice, bob)")
     (after,) = [f for f in rep.of_kind("change-after-delete") if f.entity_name == "x.c"]
-    assert "after its hard delete at 2030-03-17T17:46:41" in after.summary
+    assert "after its hard delete at 2030-03-17T17:46:41.000Z" in after.summary
 
 
 # ----------------------------------------------------------------------------- CLI, HTML, browser
@@ -377,6 +379,21 @@ def test_html_is_self_contained_and_escaped(report):
     for ev in {ev for f in report.findings for ev in f.events[:10]}:
         assert f'href="{ev}"' in page  # every finding links to its evidence events
     assert "<script>alert" not in page
+
+
+_ANY_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+(?:Z|[+-][0-9]{2}:[0-9]{2})?")
+_DISPLAY_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z")
+
+
+@pytest.mark.parametrize("fmt", ["json", "html"])
+def test_every_time_in_the_report_has_the_one_display_form(report, fmt):
+    """A user's test: the audit showed the store's shortest forms (…02:00:00Z beside …35.594Z, and
+    the generated time with milliseconds), unlike the query table. Every time, in a column or in a
+    finding's text, is RFC 3339 UTC with milliseconds."""
+    text = json.dumps(report.to_dict()) if fmt == "json" else render_html(report)
+    times = set(_ANY_TIME.findall(text))
+    assert len(times) > 20
+    assert sorted(t for t in times if not _DISPLAY_TIME.fullmatch(t)) == []
 
 
 def test_layered_layout_orders_layers_and_survives_cycles():

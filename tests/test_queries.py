@@ -227,7 +227,7 @@ def test_entity_state_of_datahub_change_event_categories(store, as_of, expected)
 @pytest.mark.parametrize("as_of, fields, note", [
     ("2024-03-15", ["DEPRECATION", "deprecation", "status", "upstreamLineage"], None),
     # hard-deleted on 03-20: its ECE-view deprecation (no DELETE of its own) stayed (ut10a #6)
-    ("2024-03-21", [], "it was hard-deleted at 2024-03-20T00:05:00Z: a hard delete ends every value set before it"),
+    ("2024-03-21", [], "it was hard-deleted at 2024-03-20T00:05:00.000Z: a hard delete ends every value set before it"),
 ])
 def test_entity_state_ends_with_a_hard_delete(store, as_of, fields, note):
     legacy = "urn:li:dataset:(urn:li:dataPlatform:hive,staging.orders_legacy,PROD)"
@@ -1123,6 +1123,39 @@ def test_describe_formats_and_content(embedded, remote, db, capsys):
     assert "no entity with" in capsys.readouterr().err
 
 
+DISPLAY_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z")
+
+
+def _first_cell(fmt: str, out: str) -> str:
+    if fmt == "json":
+        return json.loads(out)["results"]["bindings"][0]["time"]["value"]
+    if fmt == "csv":
+        return list(csv.reader(io.StringIO(out)))[1][0]
+    return out.splitlines()[2 if fmt == "table" else 1].split("\t" if fmt == "tsv" else "  ")[0]
+
+
+@pytest.mark.parametrize("fmt, form", [("table", "display"), ("csv", "display"), ("tsv", "term"),
+                                       ("json", "store"), ("nt", "term"), ("turtle", "store"), ("jsonld", "store")])
+def test_one_time_reads_the_same_in_each_human_form_and_as_stored_in_machine_forms(db, embedded, capsys,
+                                                                                    fmt, form):
+    """A user's test: one om-event:timestamp read 2026-09-01T08:00:00.000Z in the table and
+    2026-09-01T08:00:00Z in the audit. People see RFC 3339 UTC with milliseconds everywhere;
+    SPARQL JSON, TSV and the RDF syntaxes carry the store's own lexical form."""
+    from changeprov.sparql.formats import display_datetime
+
+    term = run_query(embedded, get_query("entity-history"), {"entity": OM_ORDERS}).rows[0][0]
+    assert term.datatype.value.endswith("#dateTime") and term.value == "2026-09-01T08:00:00Z"  # shortest
+    expected = {"display": display_datetime(term.value), "store": term.value, "term": str(term)}[form]
+    if fmt in ("nt", "turtle", "jsonld"):
+        assert main(["describe", OM_ORDERS, "--store", str(db), "--format", fmt]) == 0
+        assert expected in capsys.readouterr().out
+        return
+    assert main(["query", "entity-history", "--param", f"entity={OM_ORDERS}", "--store", str(db),
+                 "--format", fmt]) == 0
+    cell = _first_cell(fmt, capsys.readouterr().out)
+    assert cell == expected and (form != "display" or DISPLAY_TIME.fullmatch(cell))
+
+
 @pytest.mark.parametrize("node, relation", [
     ("urn:li:tag:PII", "addedTag"),
     ("PII.Sensitive", "addedTag"),
@@ -1251,7 +1284,7 @@ def test_a_time_before_the_entity_existed_says_so(embedded):
     """ut6a #11: as_of before the entity's first event answered '(0 rows)' like a state with nothing set."""
     rows = run_query(embedded, get_query("entity-state"), {"entity": OM_ORDERS, "as_of": "2020-01-01"})
     assert rows.rows == [] and rows.notes == [
-        "as_of 2020-01-01T23:59:59.999Z is before the entity's first event (2026-09-01T08:00:00Z): "
+        "as_of 2020-01-01T23:59:59.999Z is before the entity's first event (2026-09-01T08:00:00.000Z): "
         "the log knows nothing of it yet"]
     at_creation = run_query(embedded, get_query("entity-state"), {"entity": OM_ORDERS, "as_of": "1788249600000"})
     assert at_creation.rows and not at_creation.notes
