@@ -236,6 +236,23 @@ def test_entity_state_ends_with_a_hard_delete(store, as_of, fields, note):
     assert (note in rows.notes) if note else not any("hard-deleted" in n for n in rows.notes)
 
 
+BUILD_FCT = "urn:li:dataJob:(urn:li:dataFlow:(airflow,shop_etl,prod),build_fct_orders)"
+JOB_IN, JOB_OUT = "dataJobInputOutput.inputDatasets", "dataJobInputOutput.outputDatasets"
+
+
+@pytest.mark.parametrize("as_of, expected", [
+    ("2024-03-05", {(JOB_IN, LEGACY), (JOB_IN, STG_C), (JOB_OUT, FCT)}),
+    # 03-10: the job reads stg_orders instead of orders_legacy; what it writes is unchanged
+    (None, {(JOB_IN, STG_O), (JOB_IN, STG_C), (JOB_OUT, FCT)}),
+])
+def test_entity_state_tells_a_jobs_inputs_from_its_outputs(store, as_of, expected):
+    """A user's test: a DataHub job's inputs and outputs were one list, dataJobInputOutput, so what the
+    job reads could not be told from what it writes (the mapping has addedInput / addedOutput)."""
+    params = {"entity": BUILD_FCT} | ({"as_of": as_of} if as_of else {})
+    rows = run_query(store, get_query("entity-state"), params).dicts()
+    assert {(r["field"].value, r["value"].value) for r in rows} == expected
+
+
 def test_entity_history_shows_datahub_aspect_versions(store):
     """ut10a #16: a DataHub MCL's versions (systemMetadata.version, the previous one) were in the store
     and in no answer."""
