@@ -23,11 +23,16 @@ import itertools
 from typing import Callable, Hashable, Iterable, Mapping, Sequence
 
 from py4j.protocol import Py4JError
+from pyspark.errors.exceptions.captured import CapturedException
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 #: how often the fast path failed and the plain DataFrame calls were used instead (for tests)
 FAST_PATH_ERRORS: list[str] = []
+#: what a Spark whose internals differ raises on the fast path: a py4j error, Spark's own error
+#: (an analysis of the stand-in plan that fails), or a TypeError (a class py4j cannot find is a
+#: JavaPackage, which cannot be called)
+_INTERNALS_DIFFER = (Py4JError, CapturedException, TypeError)
 
 
 def add_stages(df: DataFrame, stages: Iterable[Mapping[str, Column]], *, drop: Sequence[str] = ()) -> DataFrame:
@@ -37,8 +42,8 @@ def add_stages(df: DataFrame, stages: Iterable[Mapping[str, Column]], *, drop: S
     stages = [dict(s) for s in stages if s]
     try:
         return _add_stages(df, stages, drop)
-    except Py4JError as exc:
-        FAST_PATH_ERRORS.append(f"add_stages: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+    except _INTERNALS_DIFFER as exc:
+        FAST_PATH_ERRORS.append(f"add_stages: {_first_line(exc)}")
         for stage in stages:
             df = df.withColumns(stage)
         return df.drop(*drop)
@@ -114,6 +119,10 @@ def _frame(spark: SparkSession, plan) -> DataFrame:
     return DataFrame(spark._jvm.org.apache.spark.sql.classic.Dataset.ofRows(spark._jsparkSession, plan), spark)
 
 
+def _first_line(exc: BaseException) -> str:
+    return str(exc).splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
 def _seq(jvm, items: list):
     return jvm.PythonUtils.toSeq(items)
 
@@ -129,7 +138,10 @@ _REUSED: dict[tuple, tuple] = {}
 
 def reuse(df: DataFrame, key: Hashable, transform: Callable[[DataFrame], DataFrame]) -> DataFrame:
     """``transform(df)``, with the analysed plan of ``transform`` built once per Spark application
-    and input schema (``key`` names the transform) and reused for every later ``df``."""
+    and input schema (``key`` names the transform) and reused for every later ``df``.
+
+    ``transform`` must read its input once (no self-join or union of it with itself: both sides
+    would get the same attributes) and build the same plan for every input of that schema."""
     spark = df.sparkSession
     schema = df.schema
     cache_key = (spark.sparkContext.applicationId, key, schema.simpleString())
@@ -143,8 +155,8 @@ def reuse(df: DataFrame, key: Hashable, transform: Callable[[DataFrame], DataFra
             _REUSED[cache_key] = (stand_in._jdf.queryExecution().analyzed(), built._jdf.queryExecution().analyzed())
         leaf, built = _REUSED[cache_key]
         return _frame(spark, _replace(spark._jvm, built, leaf, _renamed_as(spark, df, leaf)))
-    except Py4JError as exc:
-        FAST_PATH_ERRORS.append(f"reuse: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+    except _INTERNALS_DIFFER as exc:
+        FAST_PATH_ERRORS.append(f"reuse: {_first_line(exc)}")
         return transform(df)
 
 
