@@ -56,14 +56,15 @@ def configure_load(p: argparse.ArgumentParser) -> None:
 
 
 def run_load(args: argparse.Namespace) -> int:
-    from changeprov.sparql.loader import committed_partitions, load_export
+    from changeprov.sparql.loader import committed_partitions, export_root, load_export
     from changeprov.sparql.stores import store_from_args
 
-    committed_partitions(args.export_dir)  # refuse before creating or touching any store
+    export_dir = export_root(args.export_dir)  # a file: URI as the plain path
+    committed_partitions(export_dir)  # refuse before creating or touching any store
     new_store = bool(args.store) and not args.endpoint and not Path(args.store).exists()
     try:
         with store_from_args(args, create=True) as store:
-            report = load_export(store, args.export_dir, jobs=args.jobs, optimize=args.optimize,
+            report = load_export(store, export_dir, jobs=args.jobs, optimize=args.optimize,
                                  progress=lambda m: print(f"[load] {m}", file=sys.stderr, flush=True))
     except BaseException:
         if new_store:  # an empty store left behind would answer every query with no rows, exit 0

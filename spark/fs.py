@@ -33,9 +33,11 @@ def local_file(item: str) -> str:
 def local_out(out: str) -> Path | None:
     """The local folder an ``--out`` names (a plain path or ``file://``), or None for another file
     system (``hdfs://``, ``s3a://``: Hadoop's business)."""
-    if "://" in out and not out.startswith("file://"):
+    from changeprov.mapping.inputs import file_uri_path, scheme_of
+
+    if scheme_of(out):
         return None
-    return Path(out.removeprefix("file://"))
+    return Path(file_uri_path(out) or out)
 
 
 def display_source(file_uri: str) -> str:

@@ -292,11 +292,11 @@ def aggregate(rows: DataFrame) -> DataFrame:
 def resolve_inputs(inputs: Sequence[str]) -> list[str]:
     """Local files/folders/globs → the sorted list of JSONL files (what the reference mapper reads);
     other Hadoop paths (scheme://…) are passed to Spark as they are."""
-    from changeprov.mapping.inputs import expand_inputs
+    from changeprov.mapping.inputs import expand_inputs, scheme_of
 
-    local = [i for i in inputs if "://" not in i or i.startswith("file://")]
-    remote = [i for i in inputs if i not in local]
-    files = [local_input(p) for p in expand_inputs([i.removeprefix("file://") for i in local])] if local else []
+    remote = [i for i in inputs if scheme_of(i)]
+    local = [i for i in inputs if i not in remote]  # plain paths and file: URIs, as `map` reads them
+    files = [local_input(p) for p in expand_inputs(local)] if local else []
     if local and not files:
         raise InputError("no JSONL input files found in " + ", ".join(local))
     # Spark's file listing drops such names even when they are named (Hadoop's hidden files): the

@@ -39,7 +39,7 @@ import pyoxigraph as ox
 
 from changeprov.errors import ChangeprovError, InputError, StoreError
 from changeprov.exportlayout import run_ids, written_by_a_run
-from changeprov.mapping.inputs import READ_ERRORS, open_input
+from changeprov.mapping.inputs import READ_ERRORS, local_path, open_input
 from changeprov.sparql.stores import NTriplesSyntaxError, TripleStore
 
 LEFTOVER_PREFIXES = ("_temporary", "_staging-", ".spark-staging-")
@@ -62,9 +62,17 @@ class LoadReport:
         return self.triples_after - self.triples_before
 
 
+def export_root(export_dir: str | Path) -> Path:
+    """The local folder of an export given as a path or a ``file:`` URI (as ``export --out`` takes it);
+    InputError for another file system's (``s3a://``, ``hdfs://``)."""
+    if isinstance(export_dir, Path):
+        return export_dir
+    return Path(local_path(export_dir, command="load", hint="; copy the export to this machine first"))
+
+
 def committed_partitions(export_dir: str | Path) -> list[Path]:
     """The partition files of a committed export, sorted; raise InputError naming the problem otherwise."""
-    root = Path(export_dir)
+    root = export_root(export_dir)
     if not root.is_dir():
         raise InputError(f"{root} is not a directory (expected a `changeprov export` output folder)")
     leftovers = sorted(str(p.relative_to(root)) for p in root.rglob("*")
@@ -257,8 +265,8 @@ def load_export(store: TripleStore, export_dir: str | Path,
     empty store ``auto_jobs()`` groups, emptied again if one fails; otherwise one group. Then, with
     ``optimize`` and when triples were added, compact the store's indexes (included in ``seconds``):
     without it, lookups on a store grown by big loads read many overlapping files."""
-    files = committed_partitions(export_dir)
-    root = Path(export_dir)
+    root = export_root(export_dir)
+    files = committed_partitions(root)
     started = time.monotonic()
     before = store.count()
     if jobs is None:

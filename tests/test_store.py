@@ -75,6 +75,31 @@ def test_loader_refuses_stray_files(tmp_path):
         committed_partitions(exp)
 
 
+@pytest.mark.parametrize("form", ["file://{path}", "file://localhost{path}", "file:{path}"])
+def test_load_takes_a_file_uri_like_the_plain_path(tmp_path, capsys, form):
+    """A user's test: `export --out file:///abs/export` worked, `load file:///abs/export` said it is not a
+    directory."""
+    exp = make_export(tmp_path / "exp", {"x/2024-03-01/part-00000": NT})
+    assert committed_partitions(form.format(path=exp)) == committed_partitions(exp)
+    assert main(["load", form.format(path=exp), "--store", str(tmp_path / "db")]) == 0
+    assert "2 triples added" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("given, said", [
+    ("file://otherhost{path}", "a file: URI names a file on another machine (otherhost)"),
+    ("s3a://bucket/exp", "`load` reads local paths only, a plain path or a file: URI (file:///abs/path), not s3a://; "
+                         "copy the export to this machine first"),
+    ("hdfs://nn/exp", "not hdfs://"),
+])
+def test_load_of_another_machines_or_file_systems_export_says_what_it_reads(tmp_path, capsys, given, said):
+    exp = make_export(tmp_path / "exp", {"x/2024-03-01/part-00000": NT})
+    given = given.format(path=exp)
+    assert main(["load", given, "--store", str(tmp_path / "db")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"changeprov load: error: {given}: ") and said in err, err
+    assert not (tmp_path / "db").exists(), "a refused load must not create the store"
+
+
 def test_store_flags_are_required_and_exclusive(tmp_path, capsys):
     exp = make_export(tmp_path / "exp", {"x/2024-03-01/part-00000": NT})
     assert main(["load", str(exp)]) == 2
