@@ -701,3 +701,29 @@ def test_load_warns_when_the_export_does_not_agree_with_its_manifest(tmp_path):
     (exp / "manifest.json").unlink()
     assert warnings(exp, "none") == [f"{exp} has no manifest.json: the loaded triples are not checked against the "
                                      "counts of the export run that wrote them"]
+
+
+def test_load_whose_export_disagrees_with_its_manifest_exits_1_saying_each_warning(tmp_path, capsys):
+    """A user's test: a nightly `load` of an export whose manifest lists part files that are gone exited 0;
+    a script could not tell. The load completes (the store holds what is there) and exits 1 (findings)."""
+    import json
+
+    exp = make_export(tmp_path / "exp", {"x/2024-03-01/part-00000": NT})
+    listed = ["triples/source=x/date=2024-03-01/part-00000.nt"]
+    manifest = {"run_id": "a" * 32, "counts": {"triples": 2}, "files": listed}
+    (exp / "manifest.json").write_text(json.dumps(manifest))
+    assert main(["load", str(exp), "--store", str(tmp_path / "ok")]) == 0
+    assert "warning" not in capsys.readouterr().err
+
+    gone = "triples/source=x/date=2024-03-02/part-00000.nt"
+    (exp / "manifest.json").write_text(json.dumps({**manifest, "files": listed + [gone], "counts": {"triples": 3}}))
+    assert main(["load", str(exp), "--store", str(tmp_path / "missing")]) == 1
+    out, err = capsys.readouterr()
+    assert "2 triples added, 2 in the store" in out, "the load itself completes"
+    assert [line for line in err.splitlines() if "warning" in line] == [
+        f"changeprov load: warning: 1 part file(s) that manifest.json lists are missing: {gone}",
+        "changeprov load: warning: the store holds 2 triples, the export run of manifest.json wrote 3: its part "
+        "files were changed, added or removed after the run"]
+    (exp / "manifest.json").unlink()
+    assert main(["load", str(exp), "--store", str(tmp_path / "none")]) == 1
+    assert "changeprov load: warning: " in capsys.readouterr().err
