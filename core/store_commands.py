@@ -64,8 +64,7 @@ def run_load(args: argparse.Namespace) -> int:
     new_store = bool(args.store) and not args.endpoint and not Path(args.store).exists()
     try:
         with store_from_args(args, create=True) as store:
-            report = load_export(store, export_dir, jobs=args.jobs, optimize=args.optimize,
-                                 progress=lambda m: print(f"[load] {m}", file=sys.stderr, flush=True))
+            report = load_export(store, export_dir, jobs=args.jobs, optimize=args.optimize, progress=_say)
     except BaseException:
         if new_store:  # an empty store left behind would answer every query with no rows, exit 0
             shutil.rmtree(args.store, ignore_errors=True)
@@ -77,6 +76,13 @@ def run_load(args: argparse.Namespace) -> int:
     # the load stands, but files were changed after the export run: a script (a nightly load) must be
     # able to tell without reading stderr, so it is a finding (exit 1), not success
     return 1 if report.warnings else 0
+
+
+def _say(message: str) -> None:
+    """A load's progress line on stderr, written in one piece (print writes the text and the newline
+    apart, so lines said from two threads could glue)."""
+    sys.stderr.write(f"[load] {message}\n")
+    sys.stderr.flush()
 
 
 def configure_query(p: argparse.ArgumentParser) -> None:

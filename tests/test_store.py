@@ -121,7 +121,7 @@ def test_embedded_load_corpus_plain_and_gz_idempotent(work, corpus_triples, tmp_
     db = tmp_path / "db"
     assert main(["load", str(exp), "--store", str(db)]) == 0
     out, err = capsys.readouterr()
-    assert "[load] [1/2]" in err and "[load] [2/2]" in err and "part-00001.nt.gz" in err
+    assert "[load] 2 partition file(s)" in err and "[load] done: " in err
     assert f"{len(corpus_triples):,} triples added" in out and " s" in out
     assert main(["load", str(exp), "--store", str(db)]) == 0
     out, _ = capsys.readouterr()
@@ -146,6 +146,29 @@ def test_embedded_load_with_one_job_is_atomic(tmp_path):
 
 def _dated(days, name="a") -> dict:
     return {f"x/2024-03-{d:02d}/part-00000": NT.replace(b"ex.org/a", f"ex.org/{name}{d}".encode()) for d in days}
+
+
+def test_load_progress_is_a_few_whole_lines_not_one_per_file(tmp_path, capsys, monkeypatch):
+    """A user's test: a 2,900-file export printed a line per file, and the two parallel groups glued
+    some lines together. Now: a line every 10% of the files and at most every 2 s, whole lines."""
+    import changeprov.sparql.loader as loader
+
+    files = {f"x/2024-{m:02d}-{d:02d}/part-{i:05d}": b'<http://ex.org/m%dd%di%d> <http://ex.org/p> "1" .\n' % (m, d, i)
+             for m in range(1, 4) for d in range(1, 21) for i in range(5)}  # 300 files
+    exp = make_export(tmp_path / "exp", files)
+
+    def load(name: str) -> list[str]:
+        assert main(["load", str(exp), "--store", str(tmp_path / name), "--jobs", "2"]) == 0
+        lines = capsys.readouterr().err.splitlines()
+        assert all(line.startswith("[load] ") and line.count("[load]") == 1 for line in lines), lines
+        return [line for line in lines if " files (" in line]
+
+    monkeypatch.setattr(loader, "PROGRESS_SECONDS", 0.0)  # only the share: a line every 30 files
+    said = load("share")
+    assert [line.split(" files (")[0] for line in said] == [f"[load] {n:,} of 300" for n in range(30, 301, 30)]
+    assert [line.split("(")[1].split(")")[0] for line in said] == [f"{n}%" for n in range(10, 101, 10)]
+    monkeypatch.setattr(loader, "PROGRESS_SECONDS", 3600.0)  # a load shorter than the seconds: none
+    assert load("seconds") == []
 
 
 BAD = {"x/2024-03-09/part-00000": b"<bad iri> <http://ex.org/p> 1 .\n"}
