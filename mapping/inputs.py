@@ -174,10 +174,16 @@ def read_lines(path: Path) -> Iterator[tuple[int, bytes]]:
 
 
 def display_name(path: Path) -> str:
-    try:
-        return os.path.relpath(path)
-    except ValueError:
-        return str(path)
+    """A local input's name in quarantine records (``source``, and the DUPLICATE_EVENT detail): its
+    absolute path, as expand_inputs found it (symlinks resolved). Not relative to the working folder:
+    an export's quarantine is read later from anywhere, beside a manifest that names its inputs
+    absolutely, and the same input gave other records from another folder. The export names the
+    files Spark reports by this rule too (spark.fs.display_source), so both mappers agree.
+
+    >>> display_name(Path("/data/events/a.jsonl"))
+    '/data/events/a.jsonl'
+    """
+    return os.path.abspath(path)
 
 
 def check_outputs(outputs: Sequence[Path], inputs: Sequence[Path] = ()) -> None:

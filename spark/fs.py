@@ -42,8 +42,8 @@ def local_out(out: str) -> Path | None:
 
 def display_source(file_uri: str) -> str:
     """A file as Spark reports it (``_metadata.file_path``, a URI: ``file:/data/my%20events/a.jsonl``)
-    → its name as the reference mapper writes it in quarantine records (relative to the working
-    folder, mapping.inputs.display_name). Other file systems' URIs are kept as they are."""
+    → its name as the reference mapper writes it in quarantine records (its absolute path,
+    mapping.inputs.display_name). Other file systems' URIs are kept as they are."""
     if not file_uri.startswith("file:"):
         return file_uri
     from changeprov.mapping.inputs import display_name

@@ -329,6 +329,19 @@ def test_export_reads_file_uris_as_map_does(log, tmp_path):
     assert local_out("hdfs://nn/out") is None
 
 
+def test_quarantine_sources_are_absolute_whatever_the_working_folder(log, tmp_path, monkeypatch):
+    """A user's test: the same input gave other quarantine records from another working folder
+    (``source`` was relative to it: ``events.jsonl`` here, ``../events.jsonl`` one folder down)."""
+    (tmp_path / "down").mkdir()
+    records = []
+    for cwd, given in ((tmp_path, "events.jsonl"), (tmp_path / "down", "../events.jsonl"), (Path("/"), str(log))):
+        monkeypatch.chdir(cwd)
+        map_to_files([given], tmp_path / "o.nt", tmp_path / "q.jsonl")
+        records.append((tmp_path / "q.jsonl").read_text())
+    assert records[0] == records[1] == records[2]
+    assert [json.loads(r)["source"] for r in records[0].splitlines()] == [str(log.resolve())]
+
+
 # ---------------------------------------------------------------- one event id, different content
 
 
