@@ -1,6 +1,7 @@
 """The `changeprov` command: thin subcommands over library functions.
 
-Exit codes: 0 ok, 1 findings (a check found problems), 2 error (bad input, environment, store).
+Exit codes: 0 ok, 1 findings (a check found problems, or a load completed but its export disagrees with
+its manifest), 2 error (bad input, environment, store).
 """
 
 from __future__ import annotations

@@ -56,15 +56,15 @@ def configure_load(p: argparse.ArgumentParser) -> None:
 
 
 def run_load(args: argparse.Namespace) -> int:
-    from changeprov.sparql.loader import committed_partitions, load_export
+    from changeprov.sparql.loader import committed_partitions, export_root, load_export
     from changeprov.sparql.stores import store_from_args
 
-    committed_partitions(args.export_dir)  # refuse before creating or touching any store
+    export_dir = export_root(args.export_dir)  # a file: URI as the plain path
+    committed_partitions(export_dir)  # refuse before creating or touching any store
     new_store = bool(args.store) and not args.endpoint and not Path(args.store).exists()
     try:
         with store_from_args(args, create=True) as store:
-            report = load_export(store, args.export_dir, jobs=args.jobs, optimize=args.optimize,
-                                 progress=lambda m: print(f"[load] {m}", file=sys.stderr, flush=True))
+            report = load_export(store, export_dir, jobs=args.jobs, optimize=args.optimize, progress=_say)
     except BaseException:
         if new_store:  # an empty store left behind would answer every query with no rows, exit 0
             shutil.rmtree(args.store, ignore_errors=True)
@@ -73,7 +73,16 @@ def run_load(args: argparse.Namespace) -> int:
           f"{report.triples_after:,} in the store, {report.seconds:.2f} s")
     for warning in report.warnings:
         print(f"changeprov load: warning: {warning}", file=sys.stderr)
-    return 0
+    # the load stands, but files were changed after the export run: a script (a nightly load) must be
+    # able to tell without reading stderr, so it is a finding (exit 1), not success
+    return 1 if report.warnings else 0
+
+
+def _say(message: str) -> None:
+    """A load's progress line on stderr, written in one piece (print writes the text and the newline
+    apart, so lines said from two threads could glue)."""
+    sys.stderr.write(f"[load] {message}\n")
+    sys.stderr.flush()
 
 
 def configure_query(p: argparse.ArgumentParser) -> None:

@@ -8,6 +8,7 @@ import glob
 import gzip
 import io
 import os
+import re
 import stat
 import uuid
 import zlib
@@ -25,13 +26,66 @@ HADOOP_ONLY_CODECS = {".lz4": "LZ4", ".snappy": "Snappy", ".zst": "Zstandard"}
 SUFFIXES = tuple(base + codec for base in (".jsonl", ".json", ".ndjson") for codec in ("", *CODECS))
 
 
+# file:///p, file://localhost/p and Hadoop's own file:/p; the host is checked by file_uri_path
+_FILE_URI = re.compile(r"file:(?://(?P<host>[^/]*))?(?P<path>/.*)?", re.IGNORECASE | re.DOTALL)
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
+
+
+def file_uri_path(item: str) -> str | None:
+    """The local path a ``file:`` URI names, or None when ``item`` is not one.
+
+    The path is taken as it is, not %XX-decoded, globs included: ``export`` hands such an input to
+    Hadoop, whose ``Path(String)`` reads it so, and ``map`` and ``load`` must read the same files.
+    InputError for a host other than localhost (another machine's file) or a path that is not absolute.
+
+    >>> file_uri_path("file:///data/in.jsonl"), file_uri_path("file://localhost/d/*.jsonl"), file_uri_path("file:/d")
+    ('/data/in.jsonl', '/d/*.jsonl', '/d')
+    >>> file_uri_path("data/in.jsonl") is None
+    True
+    """
+    if not item[:5].lower() == "file:":
+        return None
+    m = _FILE_URI.fullmatch(item)
+    if m is None or not m.group("path"):
+        raise InputError(f"{item}: a file: URI needs an absolute path (file:///abs/path)")
+    if (m.group("host") or "localhost").lower() != "localhost":
+        raise InputError(f"{item}: a file: URI names a file on another machine ({m.group('host')}); give a path on "
+                         "this one (a plain path, file:///abs/path or file://localhost/abs/path)")
+    return m.group("path")
+
+
+def scheme_of(item: str) -> str | None:
+    """The scheme of a ``scheme://…`` path other than ``file:`` (``s3a``, ``hdfs``), or None.
+
+    >>> scheme_of("s3a://bucket/events/"), scheme_of("file:///x"), scheme_of("events/a.jsonl")
+    ('s3a', None, None)
+    """
+    m = _SCHEME.match(item)
+    return m.group(1) if m and m.group(1).lower() != "file" else None
+
+
+def local_path(item: str, *, command: str, hint: str = "") -> str:
+    """A local path as the user gave it, a plain path or a ``file:`` URI (file_uri_path), as a plain path;
+    InputError for another file system's path (``s3a://``), saying that ``command`` reads local ones only,
+    then ``hint``."""
+    scheme = scheme_of(item)
+    if scheme is not None:
+        raise InputError(f"{item}: `{command}` reads local paths only, a plain path or a file: URI (file:///abs/path), "
+                         f"not {scheme}://{hint}")
+    path = file_uri_path(item)
+    return item if path is None else path
+
+
 def expand_inputs(inputs: Iterable[str]) -> list[Path]:
-    """Files named directly, every JSONL file under named folders, and glob matches; sorted, unique."""
+    """Files named directly, every JSONL file under named folders, and glob matches; sorted, unique.
+    An input may be a ``file:`` URI, as ``export`` takes it; another scheme is `map`'s InputError (the
+    export passes those to Spark)."""
     found: list[Path] = []
-    for item in inputs:
+    for given in inputs:
+        item = local_path(given, command="map", hint="; `export` reads any Hadoop path")
         matches = sorted(glob.glob(item, recursive=True)) if glob.has_magic(item) else [item]
         if not matches:
-            raise InputError(f"{item}: no file matches")
+            raise InputError(f"{given}: no file matches")
         for m in matches:
             p = Path(m)
             if p.is_dir():
@@ -40,7 +94,7 @@ def expand_inputs(inputs: Iterable[str]) -> list[Path]:
             elif p.is_file():
                 found.append(p)
             else:
-                raise InputError(f"{item}: no such file or folder")
+                raise InputError(f"{given}: no such file or folder")
     unique = list(dict.fromkeys(p.resolve() for p in found))
     return unique
 
@@ -120,10 +174,16 @@ def read_lines(path: Path) -> Iterator[tuple[int, bytes]]:
 
 
 def display_name(path: Path) -> str:
-    try:
-        return os.path.relpath(path)
-    except ValueError:
-        return str(path)
+    """A local input's name in quarantine records (``source``, and the DUPLICATE_EVENT detail): its
+    absolute path, as expand_inputs found it (symlinks resolved). Not relative to the working folder:
+    an export's quarantine is read later from anywhere, beside a manifest that names its inputs
+    absolutely, and the same input gave other records from another folder. The export names the
+    files Spark reports by this rule too (spark.fs.display_source), so both mappers agree.
+
+    >>> display_name(Path("/data/events/a.jsonl"))
+    '/data/events/a.jsonl'
+    """
+    return os.path.abspath(path)
 
 
 def check_outputs(outputs: Sequence[Path], inputs: Sequence[Path] = ()) -> None:

@@ -33,15 +33,17 @@ def local_file(item: str) -> str:
 def local_out(out: str) -> Path | None:
     """The local folder an ``--out`` names (a plain path or ``file://``), or None for another file
     system (``hdfs://``, ``s3a://``: Hadoop's business)."""
-    if "://" in out and not out.startswith("file://"):
+    from changeprov.mapping.inputs import file_uri_path, scheme_of
+
+    if scheme_of(out):
         return None
-    return Path(out.removeprefix("file://"))
+    return Path(file_uri_path(out) or out)
 
 
 def display_source(file_uri: str) -> str:
     """A file as Spark reports it (``_metadata.file_path``, a URI: ``file:/data/my%20events/a.jsonl``)
-    → its name as the reference mapper writes it in quarantine records (relative to the working
-    folder, mapping.inputs.display_name). Other file systems' URIs are kept as they are."""
+    → its name as the reference mapper writes it in quarantine records (its absolute path,
+    mapping.inputs.display_name). Other file systems' URIs are kept as they are."""
     if not file_uri.startswith("file:"):
         return file_uri
     from changeprov.mapping.inputs import display_name

@@ -292,11 +292,11 @@ def aggregate(rows: DataFrame) -> DataFrame:
 def resolve_inputs(inputs: Sequence[str]) -> list[str]:
     """Local files/folders/globs → the sorted list of JSONL files (what the reference mapper reads);
     other Hadoop paths (scheme://…) are passed to Spark as they are."""
-    from changeprov.mapping.inputs import expand_inputs
+    from changeprov.mapping.inputs import expand_inputs, scheme_of
 
-    local = [i for i in inputs if "://" not in i or i.startswith("file://")]
-    remote = [i for i in inputs if i not in local]
-    files = [local_input(p) for p in expand_inputs([i.removeprefix("file://") for i in local])] if local else []
+    remote = [i for i in inputs if scheme_of(i)]
+    local = [i for i in inputs if i not in remote]  # plain paths and file: URIs, as `map` reads them
+    files = [local_input(p) for p in expand_inputs(local)] if local else []
     if local and not files:
         raise InputError("no JSONL input files found in " + ", ".join(local))
     # Spark's file listing drops such names even when they are named (Hadoop's hidden files): the
@@ -340,7 +340,7 @@ def export(spark: SparkSession, inputs: Sequence[str], out: str, *, family: str 
     started = time.time()
     run_id = uuid.uuid4().hex
     fs = FileSystem(spark, out)
-    acquire_lock(fs, out, run_id)
+    acquire_lock(fs, out, run_id, progress=progress)
     try:
         return _export(spark, inputs, out, fs, run_id, started, family=family, mode=mode, compress=compress,
                        progress=progress)
@@ -351,17 +351,22 @@ def export(spark: SparkSession, inputs: Sequence[str], out: str, *, family: str 
 LOCK = "_export.lock"
 
 
-def acquire_lock(fs: FileSystem, out: str, run_id: str) -> None:
+def acquire_lock(fs: FileSystem, out: str, run_id: str, *,
+                 progress: Callable[[str], None] = lambda _msg: None) -> None:
     """Take ``out``'s lock (``_export.lock``: run id, host, pid, start), or refuse: a second export into
     the same folder deleted the first one's staging as a dead run's leftovers, and both failed (ut8b #4).
     A lock left by a process of this host that no longer runs (or by this very pid in an earlier life
-    of a restarted container) is taken over, after checking that it is still the same lock."""
+    of a restarted container) is taken over, after checking that it is still the same lock, and
+    ``progress`` says whose it was: the run then deletes that run's leftovers, which the log must explain."""
     fs.mkdirs()
     mine = {"run_id": run_id, "host": socket.gethostname(), "pid": os.getpid(), "started": _iso(time.time())}
     data = (json.dumps(mine) + "\n").encode()
     held: dict = {}
+    taken_from: dict | None = None
     for _ in range(3):
         if fs.create_new(LOCK, data):
+            if taken_from is not None:
+                progress(_took_over(taken_from, same_pid=taken_from.get("pid") == mine["pid"]))
             return
         text = _read_lock(fs)
         if text is None:
@@ -372,6 +377,7 @@ def acquire_lock(fs: FileSystem, out: str, run_id: str) -> None:
             break
         if _read_lock(fs) == text:  # still that dead run's lock, not one another run just took
             fs.delete(LOCK)
+            taken_from = held
     if not held:
         raise InputError(f"{out.rstrip('/')}/{LOCK} cannot be read (another export is writing it, or one died "
                          "while writing it): if no export is running into this folder, delete it")
@@ -379,6 +385,13 @@ def acquire_lock(fs: FileSystem, out: str, run_id: str) -> None:
         f"another export (run {str(held.get('run_id'))[:12]}, pid {held.get('pid')} on {held.get('host')}, started "
         f"{held.get('started')}) is writing into {out}: let it finish; if it is not running any more, delete "
         f"{out.rstrip('/')}/{LOCK}")
+
+
+def _took_over(held: dict, *, same_pid: bool) -> str:
+    why = ("its pid is this process's, so an earlier process with that pid left it (a restarted container?)"
+           if same_pid else "that process no longer runs")
+    return (f"took over the lock of export run {str(held.get('run_id'))[:12]}, pid {held.get('pid')} on "
+            f"{held.get('host')}, started {held.get('started')}: {why}")
 
 
 def release_lock(fs: FileSystem, run_id: str) -> None:

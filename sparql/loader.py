@@ -27,8 +27,10 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import os
 import re
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -39,7 +41,7 @@ import pyoxigraph as ox
 
 from changeprov.errors import ChangeprovError, InputError, StoreError
 from changeprov.exportlayout import run_ids, written_by_a_run
-from changeprov.mapping.inputs import READ_ERRORS, open_input
+from changeprov.mapping.inputs import READ_ERRORS, local_path, open_input
 from changeprov.sparql.stores import NTriplesSyntaxError, TripleStore
 
 LEFTOVER_PREFIXES = ("_temporary", "_staging-", ".spark-staging-")
@@ -62,9 +64,17 @@ class LoadReport:
         return self.triples_after - self.triples_before
 
 
+def export_root(export_dir: str | Path) -> Path:
+    """The local folder of an export given as a path or a ``file:`` URI (as ``export --out`` takes it);
+    InputError for another file system's (``s3a://``, ``hdfs://``)."""
+    if isinstance(export_dir, Path):
+        return export_dir
+    return Path(local_path(export_dir, command="load", hint="; copy the export to this machine first"))
+
+
 def committed_partitions(export_dir: str | Path) -> list[Path]:
     """The partition files of a committed export, sorted; raise InputError naming the problem otherwise."""
-    root = Path(export_dir)
+    root = export_root(export_dir)
     if not root.is_dir():
         raise InputError(f"{root} is not a directory (expected a `changeprov export` output folder)")
     leftovers = sorted(str(p.relative_to(root)) for p in root.rglob("*")
@@ -234,6 +244,38 @@ def split_by_size(files: list[Path], groups: int) -> list[list[Path]]:
     return [sorted(b) for _, b in bins if b]
 
 
+#: a load says which file it has reached at most every PROGRESS_SECONDS and every PROGRESS_SHARE of its
+#: files, whichever is rarer: at most ~10 lines, and none for a load shorter than the seconds
+PROGRESS_SECONDS = 2.0
+PROGRESS_SHARE = 0.1
+
+
+class _FileProgress:
+    """Counts the files the groups of a load open, and says how far it is, rarely and one line at a time.
+
+    A line per file was 2,900 lines for a big export, and two parallel groups printing at once glued
+    lines together (a print is two writes): lines are said under a lock, so a callback that writes
+    each line in one piece never interleaves them."""
+
+    def __init__(self, progress: Callable[[str], None], total: int, root: Path) -> None:
+        self._progress, self._total, self._root = progress, total, root
+        self._lock = threading.Lock()
+        self._opened = 0
+        self._started = time.monotonic()
+        self._said = (self._started, 0)  # when the last line was said, and the files opened then
+
+    def opened(self, path: Path) -> None:
+        with self._lock:
+            self._opened += 1
+            now = time.monotonic()
+            step = max(1, math.ceil(self._total * PROGRESS_SHARE))
+            if now - self._said[0] < PROGRESS_SECONDS or self._opened - self._said[1] < step:
+                return
+            self._said = (now, self._opened)
+            self._progress(f"{self._opened:,} of {self._total:,} files ({100 * self._opened // self._total}%) in "
+                           f"{now - self._started:.0f} s; reading {path.relative_to(self._root)}")
+
+
 #: parallel groups of an automatic load into an empty store: two measured faster than one on two cores
 #: (docs/queries.md); each group's loader holds ~1.7 GB at its peak, so more cores do not mean more
 AUTO_JOBS_MAX = 2
@@ -257,8 +299,8 @@ def load_export(store: TripleStore, export_dir: str | Path,
     empty store ``auto_jobs()`` groups, emptied again if one fails; otherwise one group. Then, with
     ``optimize`` and when triples were added, compact the store's indexes (included in ``seconds``):
     without it, lookups on a store grown by big loads read many overlapping files."""
-    files = committed_partitions(export_dir)
-    root = Path(export_dir)
+    root = export_root(export_dir)
+    files = committed_partitions(root)
     started = time.monotonic()
     before = store.count()
     if jobs is None:
@@ -269,14 +311,11 @@ def load_export(store: TripleStore, export_dir: str | Path,
         check_files(files, root)
     progress(f"{len(files)} partition file(s) in {root}; store holds {before:,} triples"
              + (f"; {len(groups)} parallel groups" if len(groups) > 1 else ""))
-    order = {path: i for i, path in enumerate(files)}
+    said = _FileProgress(progress, len(files), root)
     store.mark_loading(root)  # removed below once the store is whole or as it was (sparql.loading)
 
-    def on_open(_i: int, path: Path) -> None:
-        progress(f"[{order[path] + 1}/{len(files)}] {path.relative_to(root)} ({path.stat().st_size:,} bytes)")
-
     def load_group(group: list[Path]) -> int:
-        chain = _Chain(group, on_open)
+        chain = _Chain(group, lambda _i, path: said.opened(path))
         try:
             with io.BufferedReader(chain, buffer_size=1 << 20) as stream:
                 store.load_ntriples(stream)

@@ -283,6 +283,65 @@ def test_hadoop_only_codecs_are_refused_by_name_not_read_as_lines(tmp_path, caps
 
 
 
+# ---------------------------------------------------------------- file: URIs, as `export` takes them
+
+
+@pytest.mark.parametrize("form", ["file://{path}", "file://localhost{path}", "file:{path}", "FILE://{path}"])
+def test_a_file_uri_input_maps_like_the_plain_path(log, tmp_path, form):
+    """A user's test: `export file:///abs/in.jsonl` worked, `map` said no such file or folder."""
+    plain = map_to_files([str(log)], tmp_path / "plain.nt", tmp_path / "plain-q.jsonl")
+    given = form.format(path=log)
+    counts = map_to_files([given], tmp_path / "uri.nt", tmp_path / "uri-q.jsonl")
+    assert counts.as_dict() == plain.as_dict() and counts.mapped == 2
+    assert (tmp_path / "uri.nt").read_bytes() == (tmp_path / "plain.nt").read_bytes()
+    assert (tmp_path / "uri-q.jsonl").read_bytes() == (tmp_path / "plain-q.jsonl").read_bytes()
+    glob = form.format(path=tmp_path / "events.*")  # a glob, as in a plain path
+    assert map_to_files([glob], tmp_path / "g.nt", tmp_path / "g-q.jsonl").as_dict() == plain.as_dict()
+
+
+@pytest.mark.parametrize("given, said", [
+    ("file://otherhost{path}", "a file: URI names a file on another machine (otherhost)"),
+    ("file:events.jsonl", "a file: URI needs an absolute path (file:///abs/path)"),
+    ("s3a://bucket/events.jsonl", "`map` reads local paths only, a plain path or a file: URI (file:///abs/path), "
+                                  "not s3a://; `export` reads any Hadoop path"),
+    ("hdfs://nn:8020/events/", "not hdfs://"),
+])
+def test_another_machines_or_file_systems_input_is_an_error_saying_what_map_reads(log, tmp_path, capsys, given, said):
+    given = given.format(path=log)
+    assert main(["map", given, "--out", str(tmp_path / "o.nt"), "--quarantine", str(tmp_path / "q.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"changeprov map: error: {given}: ") and said in err, err
+    assert not (tmp_path / "o.nt").exists()
+
+
+def test_export_reads_file_uris_as_map_does(log, tmp_path):
+    """`export` took ``file://localhost/p`` for the relative path ``localhost/p`` (and ``file://host/p`` for
+    ``host/p``): it now reads them as `map` does (no Spark session needed to resolve inputs)."""
+    from changeprov.spark.fs import local_file, local_out
+    from changeprov.spark.job import resolve_inputs
+
+    for form in ("file://{path}", "file://localhost{path}", "file:{path}"):
+        assert [local_file(f) for f in resolve_inputs([form.format(path=log)])] == [str(log)]
+    assert resolve_inputs(["s3a://bucket/events/"]) == ["s3a://bucket/events/"]
+    with pytest.raises(InputError, match="another machine"):
+        resolve_inputs([f"file://otherhost{log}"])
+    assert local_out(f"file://localhost{tmp_path}/out") == tmp_path / "out"
+    assert local_out("hdfs://nn/out") is None
+
+
+def test_quarantine_sources_are_absolute_whatever_the_working_folder(log, tmp_path, monkeypatch):
+    """A user's test: the same input gave other quarantine records from another working folder
+    (``source`` was relative to it: ``events.jsonl`` here, ``../events.jsonl`` one folder down)."""
+    (tmp_path / "down").mkdir()
+    records = []
+    for cwd, given in ((tmp_path, "events.jsonl"), (tmp_path / "down", "../events.jsonl"), (Path("/"), str(log))):
+        monkeypatch.chdir(cwd)
+        map_to_files([given], tmp_path / "o.nt", tmp_path / "q.jsonl")
+        records.append((tmp_path / "q.jsonl").read_text())
+    assert records[0] == records[1] == records[2]
+    assert [json.loads(r)["source"] for r in records[0].splitlines()] == [str(log.resolve())]
+
+
 # ---------------------------------------------------------------- one event id, different content
 
 
