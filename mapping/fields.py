@@ -24,14 +24,26 @@ def get(obj: dict, path: str, types: type | tuple[type, ...], *, required: bool 
     """Value at dotted ``path`` in ``obj`` (``None`` when absent or null and not required).
 
     Raises Rejected(MISSING_FIELD) / Rejected(BAD_TYPE) naming the path (prefixed by ``at`` for
-    objects nested in the event).
+    objects nested in the event), and for a value in the way of the path, where it is and what it is:
+
+    >>> get({"aspect": {"value": "{}"}}, "aspect.value", str)
+    '{}'
+    >>> try: get({"aspect": "{}"}, "aspect.value", str)
+    ... except Rejected as e: print(e.reason, "-", e.detail)
+    BAD_TYPE - aspect.value: expected an object at 'aspect', got a string
+    >>> try: get({"name": 7}, "name", str, at="changeDescription.fieldsAdded[0].")
+    ... except Rejected as e: print(e.reason, "-", e.detail)
+    BAD_TYPE - changeDescription.fieldsAdded[0].name: expected a string, got an integer
     """
     path_name = at + path
     types = types if isinstance(types, tuple) else (types,)
     cur: Any = obj
-    for part in path.split("."):
+    parts = path.split(".")
+    for i, part in enumerate(parts):
         if not isinstance(cur, dict):
-            raise Rejected("BAD_TYPE", f"{path_name}: expected an object at '{part}'")
+            # name the value that is in the way, not the key that could not be looked up in it
+            where = (at + ".".join(parts[:i])).rstrip(".") or "the event"
+            raise Rejected("BAD_TYPE", f"{path_name}: expected an object at '{where}', got {json_type(cur)}")
         cur = cur.get(part, _MISSING)
         if cur is _MISSING or cur is None:
             if required:

@@ -24,7 +24,7 @@ def map_openmetadata(obj: dict, *, legacy: bool = False) -> Graph:
     event_type = get(obj, "eventType", str, required=True)
     rule = event_rule(family, event_type)
     if rule is None:
-        raise Rejected("UNKNOWN_EVENT_TYPE", f"eventType: {event_type!r} is not a {family} event type")
+        raise Rejected("UNKNOWN_EVENT_TYPE", f"eventType: '{event_type}' is not a {family} event type")
     entity_type = get(obj, "entityType", str, required=True)
     entity_id = get(obj, "entityId", str, required=True)
     if legacy:
@@ -146,30 +146,31 @@ def _lineage(g: Graph, event: NamedNode, edge: Any, *, removed: bool) -> NamedNo
         ref_type = get(ref, "type", str, required=True, at=f"entity.{end}.")
         ref_id = get(ref, "id", str, required=True, at=f"entity.{end}.")
         node = checked(f"entity.{end}.id", om_entity, ref_type, ref_id)
-        ends[end] = g.entity(node, asset_type=ref_type, fqn=get(ref, "fullyQualifiedName", str))
+        ends[end] = g.entity(node, asset_type=ref_type, fqn=get(ref, "fullyQualifiedName", str, at=f"entity.{end}."))
     down, up = ends["toEntity"], ends["fromEntity"]
-    details = get(edge, "lineageDetails", dict) or {}
-    sql, source = get(details, "sqlQuery", str), get(details, "source", str)
-    pipeline = get(details, "pipeline", dict)
+    details = get(edge, "lineageDetails", dict, at="entity.") or {}
+    at = "entity.lineageDetails."
+    sql, source = get(details, "sqlQuery", str, at=at), get(details, "source", str, at=at)
+    pipeline = get(details, "pipeline", dict, at=at)
     via = None
     if pipeline:
-        via = checked("entity.lineageDetails.pipeline.id", om_entity, get(pipeline, "type", str, required=True),
-                      get(pipeline, "id", str, required=True))
-        g.entity(via, asset_type=pipeline["type"], fqn=get(pipeline, "fullyQualifiedName", str))
+        via = checked("entity.lineageDetails.pipeline.id", om_entity, get(pipeline, "type", str, required=True, at=at + "pipeline."),
+                      get(pipeline, "id", str, required=True, at=at + "pipeline."))
+        g.entity(via, asset_type=pipeline["type"], fqn=get(pipeline, "fullyQualifiedName", str, at=at + "pipeline."))
     g.lineage(event, down, up, removed=removed, details={"sqlQuery": sql, "lineageSource": source, "viaPipeline": via})
-    for i, col in enumerate(get(details, "columnsLineage", list) or []):
+    for i, col in enumerate(get(details, "columnsLineage", list, at=at) or []):
         path = f"entity.lineageDetails.columnsLineage[{i}]"
         if not isinstance(col, dict):
             raise Rejected("BAD_TYPE", f"{path}: expected an object")
-        to_fqn = get(col, "toColumn", str)
+        to_fqn = get(col, "toColumn", str, at=f"{path}.")
         if not to_fqn:
             continue
         to_col = _column(g, f"{path}.toColumn", to_fqn)
-        for j, from_fqn in enumerate(get(col, "fromColumns", list) or []):
+        for j, from_fqn in enumerate(get(col, "fromColumns", list, at=f"{path}.") or []):
             if not isinstance(from_fqn, str):
-                raise Rejected("BAD_TYPE", f"{path}.fromColumns[{j}]: expected a string")
+                raise Rejected("BAD_TYPE", f"{path}.fromColumns[{j}]: expected a string, got {json_type(from_fqn)}")
             g.lineage(event, to_col, _column(g, f"{path}.fromColumns[{j}]", from_fqn), removed=removed,
-                      details={"transformOperation": get(col, "function", str)})
+                      details={"transformOperation": get(col, "function", str, at=f"{path}.")})
     return down
 
 
@@ -183,11 +184,11 @@ def _field_changes(g: Graph, event: NamedNode, entity: NamedNode, obj: dict, *, 
     if not description:
         return
     for kind, key in (("added", "fieldsAdded"), ("updated", "fieldsUpdated"), ("deleted", "fieldsDeleted")):
-        for i, item in enumerate(get(description, key, list) or []):
+        for i, item in enumerate(get(description, key, list, at="changeDescription.") or []):
             path = f"changeDescription.{key}[{i}]"
             if not isinstance(item, dict):
                 raise Rejected("BAD_TYPE", f"{path}: expected an object")
-            name = get(item, "name", str, required=True)
+            name = get(item, "name", str, required=True, at=f"{path}.")
             old, new = _field_value(name, item, "oldValue"), _field_value(name, item, "newValue")
             change = field_change(g, event, kind, i, name, old=old, new=new)
             _about_column(g, change, name, fqn)
@@ -361,21 +362,21 @@ def _members(g: Graph, handler: str, path: str, value: Any, fqn: str | None) -> 
             continue
         where = f"{path}[{i}]"
         if handler == "tags":
-            tag_fqn = get(item, "tagFQN", str)
+            tag_fqn = get(item, "tagFQN", str, at=f"{where}.")
             if tag_fqn:
-                glossary = get(item, "source", str) == "Glossary"
+                glossary = get(item, "source", str, at=f"{where}.") == "Glossary"
                 cls = "GlossaryTerm" if glossary else "Tag"
                 node = checked(f"{where}.tagFQN", om_named, "glossaryTerm" if glossary else "tag", tag_fqn)
                 out[tag_fqn] = (cls, g.entity(node, fqn=tag_fqn, cls=om(cls)))
         elif handler == "owners":
-            name = get(item, "name", str)
+            name = get(item, "name", str, at=f"{where}.")
             if name:
-                team = get(item, "type", str) == "team"
+                team = get(item, "type", str, at=f"{where}.") == "team"
                 node = checked(f"{where}.name", om_named, "team" if team else "user", name)
                 out[("team:" if team else "user:") + name] = (None, g.agent(node, organization=team))
         elif handler == "columns":
-            get(item, "fullyQualifiedName", str)  # both must be strings (or absent) before they make a key
-            get(item, "name", str)
+            get(item, "fullyQualifiedName", str, at=f"{where}.")  # both must be strings (or absent) before they make a key
+            get(item, "name", str, at=f"{where}.")
             col_fqn = _column_key(item, fqn)
             if col_fqn:
                 out[col_fqn] = (terms.canonical_json(item), _column(g, f"{where}.fullyQualifiedName", col_fqn))
@@ -384,25 +385,26 @@ def _members(g: Graph, handler: str, path: str, value: Any, fqn: str | None) -> 
 
 def _pipeline_run(g: Graph, pipeline: NamedNode, path: str, status: dict) -> None:
     """A pipelineStatus value is a run: an activity that used and produced datasets (named by FQN)."""
-    started = get(status, "timestamp", int)
-    execution = get(status, "executionId", str) or (str(started) if started is not None else None)
+    at = f"{path}."
+    started = get(status, "timestamp", int, at=at)
+    execution = get(status, "executionId", str, at=at) or (str(started) if started is not None else None)
     if execution is None:
         return
     run = minted("run", pipeline.value, execution)
     g.a(run, om("Run"))
     g.add(run, om("runOf"), pipeline)
-    g.lit(run, om("executionStatus"), get(status, "executionStatus", str))
+    g.lit(run, om("executionStatus"), get(status, "executionStatus", str, at=at))
     if started is not None:
         g.add(run, prov("startedAtTime"), checked(f"{path}.timestamp", datetime_literal, started))
-    ended = get(status, "endTime", int)
+    ended = get(status, "endTime", int, at=at)
     if ended is not None:
         g.add(run, prov("endedAtTime"), checked(f"{path}.endTime", datetime_literal, ended))
-    executor = get(status, "executedBy", dict)
-    if executor and get(executor, "name", str):
-        team = get(executor, "type", str) == "team"
+    executor = get(status, "executedBy", dict, at=at)
+    if executor and get(executor, "name", str, at=at + "executedBy."):
+        team = get(executor, "type", str, at=at + "executedBy.") == "team"
         agent = checked(f"{path}.executedBy.name", om_named, "team" if team else "user", executor["name"])
         g.add(run, prov("wasAssociatedWith"), g.agent(agent, organization=team))
     for key, prop in (("inputs", "inputFQN"), ("outputs", "outputFQN")):
-        for item in get(status, key, list) or []:
+        for k, item in enumerate(get(status, key, list, at=at) or []):
             if isinstance(item, dict):
-                g.lit(run, om(prop), get(item, "datasetFQN", str))
+                g.lit(run, om(prop), get(item, "datasetFQN", str, at=f"{at}{key}[{k}]."))

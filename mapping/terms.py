@@ -137,7 +137,7 @@ def urn_iri(urn: str) -> pyoxigraph.NamedNode:
     """
     safe = iri_safe(urn)
     if safe[:4].lower() != "urn:" or len(safe) == 4:
-        raise BadIdentifier(f"not a URN (must start with 'urn:'): {urn[:200]!r}")
+        raise BadIdentifier(f"not a URN (must start with 'urn:'): '{urn[:200]}'")
     return named(safe)
 
 

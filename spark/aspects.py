@@ -12,7 +12,7 @@ from pyspark.sql import functions as F
 
 from changeprov.mapping.aspects import COLUMN_MEMBERS, SCHEMA_FIELD
 from changeprov.mapping.vocab import rules
-from changeprov.spark.checks import Checks, absent, no_reject
+from changeprov.spark.checks import Checks, absent, first_bad_urn, ms_out_of_range, no_reject
 from changeprov.spark.shapes import (
     RDF_TYPE, change_node, entity_triples, field_change_triples, lineage_triples, om, prov,
 )
@@ -152,8 +152,8 @@ def _members(change: Column, spec: dict, old: Column, new: Column) -> Column:
         ck = Checks()
         for value, at in ((new, "aspect"), (old, "previousAspectValue")):
             ck.add(shape_bad(value, spec["path"]), "BAD_ASPECT_JSON", f"{at}{where}: a value of another type")
-        ck.add(F.exists(s["b"], bad_urn), "BAD_IDENTIFIER", f"previousAspectValue{where}: a URN that is no IRI")
-        ck.add(F.exists(s["a"], bad_urn), "BAD_IDENTIFIER", f"aspect{where}: a URN that is no IRI")
+        ck.add(F.exists(s["b"], bad_urn), "BAD_IDENTIFIER", first_bad_urn(s["b"], f"previousAspectValue{where}"))
+        ck.add(F.exists(s["a"], bad_urn), "BAD_IDENTIFIER", first_bad_urn(s["a"], f"aspect{where}"))
         return _part([_nodes(F.array_union(s["b"], s["a"]), spec["class"]),
                       *_diff(change, s["b"], s["a"], spec["added"], spec["removed"])], ck)
 
@@ -171,8 +171,8 @@ def _job_io(change: Column, old: Column, new: Column) -> Column:
         for key, added, removed in (("input", "om-event:addedInput", "om-event:removedInput"),
                                     ("output", "om-event:addedOutput", "om-event:removedOutput")):
             b, a = s["b_" + key], s["a_" + key]
-            ck.add(F.exists(b, bad_urn), "BAD_IDENTIFIER", f"previousAspectValue.value.{key}Datasets: a URN that is no IRI")
-            ck.add(F.exists(a, bad_urn), "BAD_IDENTIFIER", f"aspect.value.{key}Datasets: a URN that is no IRI")
+            ck.add(F.exists(b, bad_urn), "BAD_IDENTIFIER", first_bad_urn(b, f"previousAspectValue.value.{key}Datasets"))
+            ck.add(F.exists(a, bad_urn), "BAD_IDENTIFIER", first_bad_urn(a, f"aspect.value.{key}Datasets"))
             triples += [_nodes(F.array_union(b, a), "om-event:MetadataEntity"), *_diff(change, b, a, added, removed)]
         return _part(triples, ck)
 
@@ -199,8 +199,12 @@ def _input_lineage(event: Column, safe: Column, paths: list[list[str]], old: Col
 
     def body(s):
         ck = Checks()
-        ck.add(F.exists(s["now"], bad_urn), "BAD_IDENTIFIER", "aspect.value: an input URN that is no IRI")
-        ck.add(F.exists(s["before"], bad_urn), "BAD_IDENTIFIER", "previousAspectValue.value: an input URN that is no IRI")
+        for key, value, where in (("now", new, "aspect"), ("before", old, "previousAspectValue")):
+            # the reference names the path the URN was found at: the first path holding a bad one
+            detail = F.coalesce(*[F.when(F.exists(strings_at(value, path), bad_urn),
+                                         first_bad_urn(strings_at(value, path), f"{where}.value.{'.'.join(path)}"))
+                                  for path in paths])
+            ck.add(F.exists(s[key], bad_urn), "BAD_IDENTIFIER", detail)
         return _part([F.array(triple(iri(event), om("setsUpstreamsOf"), iri(safe))),
                       _nodes(F.array_union(s["now"], s["before"]), None),
                       _each(s["now"], lambda u: lineage_triples(event, safe, iri_safe(u), False)),
@@ -240,10 +244,11 @@ def _upstream_lineage(event: Column, urn: Column, safe: Column, old: Column, new
         ck = Checks()
         for key, where in (("now", "aspect"), ("before", "previousAspectValue")):
             ck.add(F.exists(s[key], lambda x: bad_urn(x["ds"])), "BAD_IDENTIFIER",
-                   f"{where}.value.upstreams.dataset: a URN that is no IRI")
+                   first_bad_urn(s[key], f"{where}.value.upstreams.dataset", lambda x: x["ds"]))
         for key, where in (("cnow", "aspect"), ("cbefore", "previousAspectValue")):
             ck.add(F.exists(s[key], lambda x: bad_urn(x["d"]) | bad_urn(x["u"])), "BAD_IDENTIFIER",
-                   f"{where}.value.fineGrainedLineages: a URN that is no IRI")
+                   first_bad_urn(s[key], f"{where}.value.fineGrainedLineages",
+                                 lambda x: F.when(bad_urn(x["d"]), x["d"]).otherwise(x["u"])))
         now_keys = F.transform(s["now"], lambda x: x["ds"])
         col_keys = F.transform(s["cnow"], lambda x: F.struct(x["d"], x["u"]))
 
@@ -410,7 +415,7 @@ def _run(safe: Column, pattern: str, value: Column) -> Column:
             return F.array(t, *_node(u, None))
 
         def body(s):
-            ck.add(F.exists(s["u"], bad_urn), "BAD_IDENTIFIER", f"aspect.value.{where}: a URN that is no IRI")
+            ck.add(F.exists(s["u"], bad_urn), "BAD_IDENTIFIER", first_bad_urn(s["u"], f"aspect.value.{where}"))
             return _part([base, _each(s["u"], link)], ck)
 
         return let({"u": strings_at(value, path)}, body)
@@ -422,7 +427,7 @@ def _run(safe: Column, pattern: str, value: Column) -> Column:
             timed = (variant_kind(f["timestampMillis"]) == "integer") & status.isin("STARTED", "COMPLETE")
             ms_dec = F.to_json(f["timestampMillis"]).try_cast("decimal(38,0)")
             ck.add(timed & ~F.coalesce(ms_dec.between(0, MAX_MS), F.lit(False)), "BAD_TIMESTAMP",
-                   "aspect.value.timestampMillis: epoch milliseconds out of range")
+                   ms_out_of_range("aspect.value.timestampMillis", ms_dec))
             prop = F.when(status == "STARTED", prov("startedAtTime")).otherwise(prov("endedAtTime"))
             rtype = F.try_variant_get(f["result"], "$.type", "variant")
             return _part([base, F.array(

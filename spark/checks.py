@@ -12,7 +12,10 @@ from contextlib import contextmanager
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from changeprov.spark.sqlterms import NUMBER_KINDS, bad_identifier, bad_urn
+from changeprov.mapping.terms import FORBIDDEN_JAVA_REGEX
+from decimal import Decimal
+
+from changeprov.spark.sqlterms import MAX_MS, NUMBER_KINDS, bad_identifier, bad_urn, is_urn
 
 REJECTED = "struct<reason:string,detail:string>"
 STR, INT, NUM, OBJ, LIST, BOOL = (("string",), ("integer",), NUMBER_KINDS, ("object",), ("array",), ("boolean",))
@@ -32,6 +35,83 @@ def no_reject() -> Column:
 def at(path, suffix: str) -> Column | str:
     """``path + suffix`` for a path that is text or a Column (paths with list indices)."""
     return F.concat(path, F.lit(suffix)) if isinstance(path, Column) else path + suffix
+
+
+# A check's detail ends in ", got " + this mark + the value's variant_kind; readable() words the kind
+# once on the chosen detail, so that no check carries its own CASE over the kinds in the plan.
+_KIND_MARK = "\u001f"
+
+
+def got(detail, kind: Column) -> Column:
+    """``detail`` + ", got <the JSON type of kind>" as fields.get words it (after readable())."""
+    return F.concat(detail if isinstance(detail, Column) else F.lit(detail), F.lit(", got " + _KIND_MARK), kind)
+
+
+# An identifier check's detail is its path, a mark and the offending text; readable() words it as
+# terms.iri_safe / terms.urn_iri do ("forbidden code point U+0009 at position 3").
+_IDENT_MARK, _URN_MARK = "\u001e", "\u001d"
+
+
+def ident_detail(path, text: Column) -> Column:
+    """The BAD_IDENTIFIER detail of ``text`` at ``path`` (worded by readable())."""
+    return _marked(path, _IDENT_MARK, text)
+
+
+def urn_detail(path, text: Column) -> Column:
+    """The BAD_IDENTIFIER detail of the URN ``text`` at ``path`` (worded by readable())."""
+    return _marked(path, _URN_MARK, text)
+
+
+def first_bad_urn(urns: Column, path, text=lambda x: x) -> Column:
+    """urn_detail of the first element of ``urns`` whose ``text`` bad_urn() rejects (for a check
+    that the array holds one)."""
+    return urn_detail(path, text(F.try_element_at(F.filter(urns, lambda x: bad_urn(text(x))), F.lit(1))))
+
+
+def _marked(path, mark: str, text: Column) -> Column:
+    return F.concat(path if isinstance(path, Column) else F.lit(path), F.lit(": " + mark), text)
+
+
+def _ident_words(text: Column) -> Column:
+    """iri_safe's BadIdentifier message for a ``text`` that bad_identifier() rejects."""
+    first = F.regexp_extract(text, "(" + FORBIDDEN_JAVA_REGEX + ")", 1)
+    before = F.regexp_extract(text, "^(?s)(.*?)" + FORBIDDEN_JAVA_REGEX, 1)
+    return F.when(F.length(text) == 0, F.lit("empty identifier")).otherwise(F.concat(
+        F.lit("forbidden code point U+"), F.lpad(F.hex(F.ascii(first)), 4, "0"),
+        F.lit(" at position "), F.length(before).cast("string")))
+
+
+def _urn_words(text: Column) -> Column:
+    """urn_iri's BadIdentifier message for a ``text`` that bad_urn() rejects."""
+    shown = F.concat(F.lit("'"), F.substring(text, 1, 200), F.lit("'"))
+    return (F.when(bad_identifier(text), _ident_words(text))
+            .when(~is_urn(text), F.concat(F.lit("not a URN (must start with 'urn:'): "), shown))
+            .otherwise(F.concat(F.lit("not a valid IRI: "), shown, F.lit(" (its authority is not a valid one)"))))
+
+
+def ms_out_of_range(path, ms: Column) -> Column:
+    """terms.ms_to_xsd's detail for the epoch milliseconds ``ms`` (decimal(38,0), null when larger)
+    at ``path``: the value, or "huge" beyond 30 digits."""
+    shown = F.when(F.abs(ms) < F.lit(Decimal(10 ** 30)), ms.cast("string")).otherwise(F.lit("huge"))
+    return F.concat(F.lit(at(path, f": epoch milliseconds out of range 0..{MAX_MS}: ")) if isinstance(path, str)
+                    else at(path, f": epoch milliseconds out of range 0..{MAX_MS}: "), shown)
+
+
+def readable(detail: Column) -> Column:
+    """The chosen quarantine detail in the reference's words: a marked kind as json_type words it
+    ("got an integer"), a marked identifier as iri_safe / urn_iri word their errors. Runs once, on
+    the detail a line ends up with, so the checks' own expressions stay small."""
+    worded = F.regexp_replace(detail, _KIND_MARK + "(integral|decimal|double)$", "a number")
+    worded = F.regexp_replace(worded, _KIND_MARK + "(integer|object|array)$", "an $1")
+    worded = F.regexp_replace(worded, _KIND_MARK + "(string|boolean)$", "a $1")
+    # the path ends at the first mark; the identifier after it may hold any character, marks too
+    head = F.regexp_extract(detail, "^(?s)(.*?)[" + _IDENT_MARK + _URN_MARK + "]", 1)
+    tail = F.substring(detail, F.length(head) + 2, F.lit(1 << 30))
+    mark = F.substring(detail, F.length(head) + 1, F.lit(1))
+    return (F.when(detail.rlike("[" + _IDENT_MARK + _URN_MARK + "]"),
+                   F.concat(head, F.when(mark == _IDENT_MARK, _ident_words(tail)).otherwise(_urn_words(tail))))
+            .when(detail.contains(_KIND_MARK), worded)
+            .otherwise(detail))
 
 
 def absent(kind: Column) -> Column:
@@ -70,21 +150,26 @@ class Checks:
         """fields.get's checks on a fetched value: MISSING_FIELD / BAD_TYPE (/ empty string)."""
         if required:
             self.add(absent(kind), "MISSING_FIELD", at(path, " is required"))
-        self.add(~absent(kind) & ~kind.isin(*types), "BAD_TYPE", at(path, f": expected {_TYPE_NAMES[types]}"))
+        self.add(~absent(kind) & ~kind.isin(*types), "BAD_TYPE", got(at(path, f": expected {_TYPE_NAMES[types]}"), kind))
         if required and types == STR:
             self.add(text == "", "MISSING_FIELD", at(path, " is empty"))
 
-    def walk(self, kind: Column, path, part: str) -> None:
-        """fields.get walking a dotted path through a value that is there but no object."""
-        self.add(~absent(kind) & (kind != "object"), "BAD_TYPE", at(path, f": expected an object at '{part}'"))
+    def walk(self, kind: Column, path, where: str) -> None:
+        """fields.get walking a dotted path through a value (at ``where``) that is there but no object."""
+        self.add(~absent(kind) & (kind != "object"), "BAD_TYPE", got(at(path, f": expected an object at '{where}'"), kind))
 
     def ident(self, text: Column, path) -> None:
         """checked(...)'s BAD_IDENTIFIER for a text that goes into an IRI through iri_safe."""
-        self.add(bad_identifier(text), "BAD_IDENTIFIER", at(path, ": empty or forbidden code point"))
+        self.add(bad_identifier(text), "BAD_IDENTIFIER", ident_detail(path, text))
+
+    def ident_pair(self, first: Column, second: Column, path) -> None:
+        """``ident`` for an IRI made of two texts (om_entity's type and id): the first bad one is named."""
+        bad = bad_identifier(first)
+        self.add(bad | bad_identifier(second), "BAD_IDENTIFIER", ident_detail(path, F.when(bad, first).otherwise(second)))
 
     def urn(self, text: Column, path) -> None:
         """checked(..., urn, …)'s BAD_IDENTIFIER."""
-        self.add(bad_urn(text), "BAD_IDENTIFIER", at(path, ": not a usable URN"))
+        self.add(bad_urn(text), "BAD_IDENTIFIER", _marked(path, _URN_MARK, text))
 
     def column(self) -> Column:
         out = None

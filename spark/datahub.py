@@ -15,7 +15,7 @@ from pyspark.sql import functions as F
 from changeprov.mapping.datahub import _MEMBER_PATTERNS, ECE, MCL, PLATFORM
 from changeprov.mapping.vocab import expand, rules
 from changeprov.spark import aspects
-from changeprov.spark.checks import INT, OBJ, STR, Checks, absent
+from changeprov.spark.checks import INT, OBJ, STR, Checks, absent, ms_out_of_range, urn_detail
 from changeprov.spark.decode import strict_json
 from changeprov.spark.family import Family
 from changeprov.spark.shapes import (
@@ -82,7 +82,7 @@ class Fields:
         """fields.get(obj, path, types, required=…, at=…)'s checks."""
         parts = path.split(".")
         if len(parts) == 2:
-            ck.walk(self.kind[parts[0]], at + path, parts[1])
+            ck.walk(self.kind[parts[0]], at + path, (at + parts[0]).rstrip("."))
             with ck.guard(~absent(self.kind[parts[0]])):
                 self._leaf(ck, path, types, required, at)
             if required:
@@ -97,8 +97,7 @@ class Fields:
         """datahub._time: a required integer in 0 … MAX_MS; returns it as a long."""
         self.check(ck, path, INT, required=True, at=at)
         ms = F.when(self.kind[path] == "integer", F.to_json(self.value[path])).try_cast("decimal(38,0)")
-        ck.add(~F.coalesce(ms.between(0, MAX_MS), F.lit(False)), "BAD_TIMESTAMP",
-               f"{at}{path}: epoch milliseconds out of range")
+        ck.add(~F.coalesce(ms.between(0, MAX_MS), F.lit(False)), "BAD_TIMESTAMP", ms_out_of_range(f"{at}{path}", ms))
         return ms.try_cast("long")
 
 
@@ -129,7 +128,7 @@ def mcl(plan: Plan) -> Family:
     f.check(ck, "changeType", STR, required=True)
     event_type = b("event_type", F.try_element_at(event_types, t["changeType"]))
     ck.add(event_type.isNull(), "UNKNOWN_EVENT_TYPE",
-           F.concat(F.lit("changeType: "), t["changeType"], F.lit(f" is not a known {MCL} value")))
+           F.concat(F.lit("changeType: '"), t["changeType"], F.lit(f"' is not a known {MCL} value")))
     f.check(ck, "entityUrn", STR, required=True)
     f.check(ck, "entityType", STR, required=True)
     f.check(ck, "aspectName", STR, required=True)
@@ -248,10 +247,10 @@ def _ece_head(plan: Plan, f: Fields, ck: Checks, *, at: str) -> dict:
          "pattern": b(p + "pattern", F.try_element_at(patterns, category)),
          "kind": b(p + "kind", F.try_element_at(table({k: v["fieldKind"] for k, v in ops.items()}), operation))}
     ck.add(h["event_type"].isNull(), "UNKNOWN_EVENT_TYPE",
-           F.concat(F.lit(f"{at}category: "), category, F.lit(f" is not a known {ECE} value")))
+           F.concat(F.lit(f"{at}category: '"), category, F.lit(f"' is not a known {ECE} value")))
     f.check(ck, "operation", STR, required=True, at=at)
     ck.add(h["op"].isNull(), "UNKNOWN_EVENT_TYPE",
-           F.concat(F.lit(f"{at}operation: "), operation, F.lit(" is not a known operation")))
+           F.concat(F.lit(f"{at}operation: '"), operation, F.lit("' is not a known operation")))
     f.check(ck, "entityUrn", STR, required=True, at=at)
     f.check(ck, "entityType", STR, at=at)
     h["ms"] = b(p + "ms", f.time(ck, "auditStamp.time", at=at))
@@ -264,7 +263,7 @@ def _ece_head(plan: Plan, f: Fields, ck: Checks, *, at: str) -> dict:
         ck.urn(actor, at + "auditStamp.actor")
     pattern = h["pattern"]
     # _ece_structure: a member URN (from parameters or the modifier), a proposal, a run's job
-    member_value = member_prop = member_cls = F.lit(None).cast("string")
+    member_value = member_prop = member_cls = member_path = F.lit(None).cast("string")
     for name, (key, added, removed, cls) in _MEMBER_PATTERNS.items():
         with ck.guard(pattern == name):
             f.check(ck, "parameters." + key, STR, at=at)
@@ -275,6 +274,8 @@ def _ece_head(plan: Plan, f: Fields, ck: Checks, *, at: str) -> dict:
         if name == "schema-field":
             prop = F.when(operation == "MODIFY", term("om-event:changedSchemaField")).otherwise(prop)
         member_value = F.when(pattern == name, value).otherwise(member_value)
+        member_path = F.when(pattern == name, F.when(truthy(kv), F.lit(f"{at}parameters.{key}"))
+                             .otherwise(F.lit(f"{at}modifier"))).otherwise(member_path)
         member_prop = F.when(pattern == name, prop).otherwise(member_prop)
         member_cls = F.when(pattern == name, F.lit(cls or "")).otherwise(member_cls)
     h["member_value"] = b(p + "member_value", member_value)
@@ -284,17 +285,17 @@ def _ece_head(plan: Plan, f: Fields, ck: Checks, *, at: str) -> dict:
     member_ok = F.coalesce(truthy(h["member_value"]) & h["member_prop"].isNotNull()
                            & h["member_value"].startswith("urn:"), F.lit(False))
     h["member_ok"] = b(p + "member_ok", member_ok)
-    ck.add(member_ok & bad_urn(h["member_value"]), "BAD_IDENTIFIER", f"{at}parameters/modifier: not a usable URN")
+    ck.add(member_ok & bad_urn(h["member_value"]), "BAD_IDENTIFIER", urn_detail(member_path, h["member_value"]))
     resource, job = t["parameters.resourceUrn"], t["parameters.dataJobUrn"]
     with ck.guard(pattern == "lifecycle"):
         f.check(ck, "parameters.resourceUrn", STR, at=at)
     proposal = F.coalesce((pattern == "lifecycle") & (operation == "CREATE") & truthy(resource), F.lit(False))
-    ck.add(proposal & bad_urn(resource), "BAD_IDENTIFIER", f"{at}parameters.resourceUrn: not a usable URN")
+    ck.add(proposal & bad_urn(resource), "BAD_IDENTIFIER", urn_detail(f"{at}parameters.resourceUrn", resource))
     with ck.guard(pattern == "run"):
         f.check(ck, "parameters.dataJobUrn", STR, at=at)
     run_of = F.coalesce((pattern == "run") & truthy(job) & urn.startswith("urn:li:dataProcessInstance:"),
                         F.lit(False))
-    ck.add(run_of & bad_urn(job), "BAD_IDENTIFIER", f"{at}parameters.dataJobUrn: not a usable URN")
+    ck.add(run_of & bad_urn(job), "BAD_IDENTIFIER", urn_detail(f"{at}parameters.dataJobUrn", job))
     h["proposal"], h["run_of"] = b(p + "proposal", proposal), b(p + "run_of", run_of)
     modifier_v, params_v = f.value["modifier"], f.value["parameters"]
     payload = F.when(~absent(f.kind["modifier"]) | ~absent(f.kind["parameters"]), F.concat(
@@ -362,7 +363,7 @@ def platform(plan: Plan) -> Family:
     pattern = b("p_pattern", F.try_element_at(patterns, name))
     event_type = b("p_event_type", F.try_element_at(event_types, name))
     ck.add(pattern.isNull(), "UNKNOWN_EVENT_TYPE",
-           F.concat(F.lit("name: "), name, F.lit(f" is not a known {PLATFORM} value")))
+           F.concat(F.lit("name: '"), name, F.lit(f"' is not a known {PLATFORM} value")))
     f.check(ck, "payload.value", STR, required=True)
     payload = b("p_payload", strict_json(f.text["payload.value"]))
     plan.next()
@@ -389,7 +390,7 @@ def _relationship_head(plan: Plan, r: Fields, envelope: Fields, ck: Checks) -> d
         r.check(ck, key, STR, required=True, at=at)
     operation = t["operation"]
     ck.add(~operation.isin(*[k for k in ("ADD", "REMOVE") if k in ops]), "UNKNOWN_EVENT_TYPE",
-           F.concat(F.lit(f"{at}operation: "), operation, F.lit(" is not ADD or REMOVE")))
+           F.concat(F.lit(f"{at}operation: '"), operation, F.lit("' is not ADD or REMOVE")))
     r.check(ck, "auditStamp", OBJ, at=at)
     stamped = F.coalesce(r.kind["auditStamp"] == "object", F.lit(False))
     with ck.guard(stamped):

@@ -25,7 +25,7 @@ from pyspark.sql import functions as F
 from changeprov.mapping.openmetadata import CASCADING, COLUMN_FIELD, COLUMN_LEVELS, INITIAL_FIELDS
 from changeprov.mapping.terms import RFC3339_PATTERN
 from changeprov.mapping.vocab import expand, rules
-from changeprov.spark.checks import BOOL, INT, LIST, NUM, OBJ, STR, Checks, absent, at, reject
+from changeprov.spark.checks import BOOL, INT, LIST, NUM, OBJ, STR, Checks, absent, at, got, ident_detail, ms_out_of_range, reject
 from changeprov.spark.decode import strict_json
 from changeprov.spark.family import Family
 from changeprov.spark.shapes import (
@@ -129,7 +129,7 @@ def _map(plan: Plan, *, legacy: bool) -> Family:
     ck = Checks()
     ck.typed(k["eventType"], STR, "eventType", required=True, text=et)
     ck.add(r["rule_iri"].isNull(), "UNKNOWN_EVENT_TYPE", F.concat(
-        F.lit("eventType: "), F.coalesce(et, F.lit("?")), F.lit(f" is not a {family} event type")))
+        F.lit("eventType: '"), F.coalesce(et, F.lit("?")), F.lit(f"' is not a {family} event type")))
     ck.typed(k["entityType"], STR, "entityType", required=True, text=s["entityType"])
     ck.typed(k["entityId"], STR, "entityId", required=True, text=s["entityId"])
     if legacy:
@@ -137,9 +137,9 @@ def _map(plan: Plan, *, legacy: bool) -> Family:
         ck.add(ms_dec.isNull(), "BAD_TIMESTAMP", "dateTime: not an RFC 3339 date-time in range")
     else:
         ck.add(absent(k["timestamp"]), "MISSING_FIELD", "timestamp is required")
-        ck.add(~int_token, "BAD_TYPE", "timestamp: expected an integer")
+        ck.add(~int_token, "BAD_TYPE", got("timestamp: expected an integer", k["timestamp"]))
         ck.add(~F.coalesce(ms_dec.between(0, MAX_MS), F.lit(False)), "BAD_TIMESTAMP",
-               f"timestamp: epoch milliseconds out of range 0..{MAX_MS}")
+               ms_out_of_range("timestamp", ms_dec))
     ck.typed(k["userName"], STR, "userName")
     ck.typed(k["id"], STR, "id")
     for name, lex, kind in (("currentVersion", cur, k["currentVersion"]),
@@ -147,12 +147,12 @@ def _map(plan: Plan, *, legacy: bool) -> Family:
         ck.typed(kind, NUM, name)
         ck.add(lex["bad"], "BAD_TYPE", f"{name}: version out of range or too precise")
     with ck.guard(absent(k["previousVersion"])):
-        ck.walk(k["changeDescription"], "changeDescription.previousVersion", "previousVersion")
+        ck.walk(k["changeDescription"], "changeDescription.previousVersion", "changeDescription")
         ck.typed(k["cd_prev"], NUM, "changeDescription.previousVersion")
         ck.add(prev_cd["bad"], "BAD_TYPE", "changeDescription.previousVersion: version out of range or too precise")
-    ck.add((k["entity"] == "string") & parsed["bad"], "BAD_ASPECT_JSON", "entity: not valid JSON")
+    ck.add((k["entity"] == "string") & parsed["bad"], "BAD_ASPECT_JSON", "entity: not one valid JSON value")
     ck.add(~absent(k["entity"]) & ~k["entity"].isin("string", "object", "array"), "BAD_TYPE",
-           "entity: expected an object or a JSON string")
+           got("entity: expected an object or a JSON string", k["entity"]))
 
     # stage 5: derived values; the lineage edge's objects; the field changes
     state = F.when(k["entity"] == "string", parsed["v"]).otherwise(top["entity"])
@@ -189,8 +189,7 @@ def _map(plan: Plan, *, legacy: bool) -> Family:
     with ck.guard(d["is_lineage"]):
         _lineage_checks(ck, edge, k_state)
     with ck.guard(~d["is_lineage"]):
-        ck.add(bad_identifier(s["entityType"]) | bad_identifier(s["entityId"]), "BAD_IDENTIFIER",
-               "entityId: empty or forbidden code point")
+        ck.ident_pair(s["entityType"], s["entityId"], "entityId")
         ck.typed(k["entityFullyQualifiedName"], STR, "entityFullyQualifiedName")
     with ck.guard(truthy(user)):
         ck.ident(user, "userName")
@@ -200,7 +199,7 @@ def _map(plan: Plan, *, legacy: bool) -> Family:
     with ck.guard(truthy(imp)):
         ck.ident(imp, "impersonatedBy")
     ck.typed(k["recursive"], BOOL, "recursive")
-    ck.walk(k["changeDescription"], "changeDescription.changeSummary", "changeSummary")
+    ck.walk(k["changeDescription"], "changeDescription.changeSummary", "changeDescription")
     ck.typed(k["summary"], OBJ, "changeDescription.changeSummary")
     with ck.guard(k["changeDescription"] == "object"):
         for _, key in LISTS:  # each list's type, then its items', list by list
@@ -282,8 +281,7 @@ def _child_error(c: Column) -> Column:
         ck.typed(c["k_type"], STR, at(path, "type"))
         ck.typed(c["k_id"], STR, at(path, "id"))
         with ck.guard(c["on"]):
-            ck.add(bad_identifier(c["type"]) | bad_identifier(c["id"]), "BAD_IDENTIFIER",
-                   at(path, "id: empty or forbidden code point"))
+            ck.ident_pair(c["type"], c["id"], at(path, "id"))
             ck.typed(c["k_fqn"], STR, at(path, "fullyQualifiedName"))
     return ck.column()
 
@@ -361,8 +359,7 @@ def _lineage_checks(ck: Checks, e: dict, k_state: Column) -> None:
         ck.typed(e[f"k_{end}"], OBJ, f"entity.{key}", required=True)
         ck.typed(e[f"k_{end}_type"], STR, f"entity.{key}.type", required=True, text=e[f"{end}_type"])
         ck.typed(e[f"k_{end}_id"], STR, f"entity.{key}.id", required=True, text=e[f"{end}_id"])
-        ck.add(bad_identifier(e[f"{end}_type"]) | bad_identifier(e[f"{end}_id"]), "BAD_IDENTIFIER",
-               f"entity.{key}.id: empty or forbidden code point")
+        ck.ident_pair(e[f"{end}_type"], e[f"{end}_id"], f"entity.{key}.id")
         ck.typed(e[f"k_{end}_fullyQualifiedName"], STR, f"entity.{key}.fullyQualifiedName")
     ck.typed(e["k_details"], OBJ, _DETAILS)
     ck.typed(e["k_sql"], STR, f"{_DETAILS}.sqlQuery")
@@ -371,8 +368,7 @@ def _lineage_checks(ck: Checks, e: dict, k_state: Column) -> None:
     with ck.guard(e["has_pipe"]):
         ck.typed(e["k_pipe_type"], STR, f"{_DETAILS}.pipeline.type", required=True, text=e["pipe_type"])
         ck.typed(e["k_pipe_id"], STR, f"{_DETAILS}.pipeline.id", required=True, text=e["pipe_id"])
-        ck.add(bad_identifier(e["pipe_type"]) | bad_identifier(e["pipe_id"]), "BAD_IDENTIFIER",
-               f"{_DETAILS}.pipeline.id: empty or forbidden code point")
+        ck.ident_pair(e["pipe_type"], e["pipe_id"], f"{_DETAILS}.pipeline.id")
         ck.typed(e["k_pipe_fullyQualifiedName"], STR, f"{_DETAILS}.pipeline.fullyQualifiedName")
     ck.typed(e["k_cols"], LIST, f"{_DETAILS}.columnsLineage")
     ck.error(first_error(F.transform(e["cols"], _column_error)))
@@ -386,12 +382,19 @@ def _column_error(c: Column) -> Column:
     with ck.guard(truthy(c["to"])):
         ck.ident(c["to"], at(path, ".toColumn"))
         ck.typed(c["k_from"], LIST, at(path, ".fromColumns"))
-        ck.error(first_error(F.transform(c["froms"], lambda f: F.coalesce(
-            F.when(f["k"] != "string", reject("BAD_TYPE", at(path, ".fromColumns: expected a string"))),
-            F.when(bad_identifier(f["text"]), reject("BAD_IDENTIFIER", at(path, ".fromColumns"))),
+        ck.error(first_error(F.transform(c["froms"], lambda f, j: F.coalesce(
+            F.when(f["k"] != "string", reject("BAD_TYPE", got(_indexed(path, ".fromColumns", j, ": expected a string"),
+                                                              f["k"]))),
+            F.when(bad_identifier(f["text"]), reject("BAD_IDENTIFIER",
+                                                     ident_detail(_indexed(path, ".fromColumns", j, ""), f["text"]))),
             F.when(~absent(c["k_fn"]) & (c["k_fn"] != "string"),
-                   reject("BAD_TYPE", at(path, ".function: expected a string")))))))
+                   reject("BAD_TYPE", got(at(path, ".function: expected a string"), c["k_fn"])))))))
     return ck.column()
+
+
+def _indexed(path: Column, key: str, i: Column, suffix: str) -> Column:
+    """``path + key + "[i]" + suffix``: an element's place as the reference names it."""
+    return F.concat(path, F.lit(key + "["), i.cast("string"), F.lit("]" + suffix))
 
 
 def _column_node(fqn: Column) -> Column:
@@ -773,10 +776,10 @@ def _run_checks(ck: Checks, r: Column, path) -> None:
     with ck.guard(r["execution"].isNotNull()):
         ck.typed(r["k_executionStatus"], STR, at(path, ".executionStatus"))
         ck.add(r["started"].isNotNull() & ~F.coalesce(r["started_ms"].between(0, MAX_MS), F.lit(False)),
-               "BAD_TIMESTAMP", at(path, ".timestamp: epoch milliseconds out of range"))
+               "BAD_TIMESTAMP", ms_out_of_range(at(path, ".timestamp"), r["started_ms"]))
         ck.typed(r["k_endTime"], INT, at(path, ".endTime"))
         ck.add(r["ended"].isNotNull() & ~F.coalesce(r["ended_ms"].between(0, MAX_MS), F.lit(False)),
-               "BAD_TIMESTAMP", at(path, ".endTime: epoch milliseconds out of range"))
+               "BAD_TIMESTAMP", ms_out_of_range(at(path, ".endTime"), r["ended_ms"]))
         ck.typed(r["k_executedBy"], OBJ, at(path, ".executedBy"))
         with ck.guard(F.coalesce(r["executor_nonempty"], F.lit(False))):
             ck.typed(r["k_ex_name"], STR, at(path, ".executedBy.name"))
@@ -785,11 +788,13 @@ def _run_checks(ck: Checks, r: Column, path) -> None:
                 ck.ident(r["ex_name"], at(path, ".executedBy.name"))
         for key in ("inputs", "outputs"):
             ck.typed(r["k_" + key], LIST, at(path, "." + key))
-            ck.error(first_error(F.transform(r[key], _io_error(at(path, f".{key}[].datasetFQN: expected a string")))))
+            ck.error(first_error(F.transform(r[key], _io_error(path, key))))
 
 
-def _io_error(detail):
-    return lambda it: F.when(it["obj"] & ~absent(it["k"]) & (it["k"] != "string"), reject("BAD_TYPE", detail))
+def _io_error(path, key: str):
+    return lambda it, i: F.when(it["obj"] & ~absent(it["k"]) & (it["k"] != "string"), reject(
+        "BAD_TYPE", got(_indexed(path if isinstance(path, Column) else F.lit(path), "." + key, i,
+                                 ".datasetFQN: expected a string"), it["k"])))
 
 
 def _io_triple(rn: Column, prop: str):

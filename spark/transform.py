@@ -7,7 +7,7 @@ from typing import Iterable
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from changeprov.spark.checks import reject
+from changeprov.spark.checks import readable, reject
 from changeprov.spark.decode import decode
 from changeprov.spark.family import mappers
 from changeprov.spark.plans import add_stages
@@ -45,7 +45,7 @@ def map_events(decoded: DataFrame, *, families: Iterable[str] | None = None) -> 
         .otherwise(rejected)
     return add_stages(df, [
         {"_rejected": rejected},
-        {"reason": F.col("_rejected.reason"), "detail": F.col("_rejected.detail")},
+        {"reason": F.col("_rejected.reason"), "detail": readable(F.col("_rejected.detail"))},
         {"ms": F.when(F.col("reason").isNull(), ms),
          "triples": F.when(F.col("reason").isNull() & ~F.col("blank"), triples)},
     ], drop=("_rejected", *staged))

@@ -1,0 +1,107 @@
+"""Quarantine details: the export words each reason as the reference mapper does (ut10a #12, #13).
+
+Corpus events with one value replaced by a value of every JSON kind, one per line: each line is
+quarantined (or mapped) the same way by both mappers, with the same detail, except where a JSON
+parser's own message is quoted (Python's names a position, Spark's does not)."""
+
+from __future__ import annotations
+
+import json
+import random
+import uuid
+from pathlib import Path
+
+import pytest
+from pyspark.sql import functions as F
+
+from changeprov.mapping.mapper import map_line
+from changeprov.spark.decode import decode
+from changeprov.spark.transform import map_events
+
+pytestmark = pytest.mark.spark
+
+KINDS = (42, 1.5, "s", [], None, True)
+#: reasons whose detail quotes a JSON parser's error message
+PARSER_WORDED = {"MALFORMED_JSON", "BAD_ASPECT_JSON"}
+#: identifiers no IRI can hold, each with the reference's own words
+IDENTIFIERS = ("tab\there", "caf\u00e9\u0085", "https://not.a.urn/")
+
+
+def _replaced(obj: dict, path: tuple, value) -> dict:
+    out = json.loads(json.dumps(obj))
+    cur = out
+    for key in path[:-1]:
+        cur = cur[key]
+    cur[path[-1]] = value
+    return out
+
+
+def _paths(value, prefix=(), depth=3):
+    if depth == 0:
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield prefix + (key,)
+            yield from _paths(item, prefix + (key,), depth - 1)
+    elif isinstance(value, list) and value:
+        yield from _paths(value[0], prefix + (0,), depth)
+
+
+def mutations(corpus: Path) -> list[bytes]:
+    """An event per corpus file (two of the OpenMetadata one), each value down to three levels replaced by every JSON kind and
+    by unusable identifiers; inside DataHub aspect values (JSON text) too. Fresh event ids, so that
+    no line is only a duplicate of another."""
+    rng = random.Random(7)
+    events = []
+    for path in sorted(corpus.glob("*/*.jsonl")):
+        lines = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+        events += rng.sample(lines, 2 if "openmetadata" in path.parts else 1)
+    variants = []
+    for event in events:
+        for path in _paths(event):
+            variants += [_replaced(event, path, v) for v in (*KINDS, *IDENTIFIERS)]
+        aspect = event.get("aspect")
+        if isinstance(aspect, dict) and isinstance(aspect.get("value"), str):
+            value = json.loads(aspect["value"])
+            for path in list(_paths(value, depth=4))[:10]:
+                for v in (*KINDS, *IDENTIFIERS):
+                    variants.append(_replaced(event, ("aspect", "value"), json.dumps(_replaced(value, path, v))))
+    out = []
+    for i, variant in enumerate(variants):
+        if isinstance(variant.get("id"), str) and len(variant["id"]) == 36:
+            variant["id"] = str(uuid.uuid5(uuid.NAMESPACE_URL, str(i)))
+        out.append(json.dumps(variant).encode("utf-8"))
+    return out
+
+
+def spark_details(spark, lines: list[bytes], tmp_path: Path) -> list[tuple]:
+    path = tmp_path / "lines.jsonl"
+    path.write_bytes(b"".join(raw + b"\n" for raw in lines))
+    df = spark.read.text(str(path)).withColumn("_n", F.monotonically_increasing_id())
+    rows = df.transform(decode).transform(map_events).orderBy("_n").select("reason", "detail").collect()
+    return [(r.reason, r.detail) for r in rows]
+
+
+def reference_details(lines: list[bytes]) -> list[tuple]:
+    out = []
+    for raw in lines:
+        q = map_line(raw).quarantine
+        out.append((q.reason, q.detail) if q else (None, None))
+    return out
+
+
+def test_the_export_words_every_quarantine_reason_as_the_reference_does(spark, shared_dir, tmp_path):
+    lines = mutations(shared_dir / "corpus")
+    got, want = spark_details(spark, lines, tmp_path), reference_details(lines)
+    reasons = {reason for reason, _ in want if reason}
+    # the probe reaches the checks it is about
+    assert {"BAD_TYPE", "MISSING_FIELD", "BAD_IDENTIFIER", "UNKNOWN_EVENT_TYPE"} <= reasons
+    details = " | ".join(d for _, d in want if d)
+    for words in ("got an integer", "got a number", "got an array", "got a boolean", "expected an object at '",
+                  "forbidden code point U+0009 at position 3", "forbidden code point U+0085 at position 4",
+                  "not a URN (must start"):
+        assert words in details
+    diffs = [f"line {i}: export {g}\n{'':>{len(str(i)) + 7}}   map {w}\n    {raw[:200]!r}"
+             for i, (raw, g, w) in enumerate(zip(lines, got, want), start=1)
+             if g[0] != w[0] or (g[1] != w[1] and g[0] not in PARSER_WORDED)]
+    assert not diffs, f"{len(diffs)} of {len(lines)} lines differ:\n" + "\n".join(diffs[:15])
