@@ -299,9 +299,16 @@ def valid_ms(ms: Column) -> Column:
 
 
 def ms_to_xsd(ms: Column) -> Column:
-    """Epoch ms → ``YYYY-MM-DDTHH:MM:SS.mmmZ`` (UTC; the session time zone must be UTC)."""
+    """Epoch ms → ``YYYY-MM-DDTHH:MM:SS.mmmZ`` in UTC, whatever the session's time zone.
+
+    A TIMESTAMP (``timestamp_millis``) is formatted in ``spark.sql.session.timeZone``: a notebook's
+    session in another zone shifted every date-time while still writing ``Z`` (ut11 #1), and the
+    export's plan, analysed once per application, kept the zone of its first export. Milliseconds
+    added to a TIMESTAMP_NTZ epoch are formatted as they are."""
     # guarded: staged columns are computed for events that a later check quarantines
-    return F.date_format(F.timestamp_millis(F.when(valid_ms(ms), ms)), "yyyy-MM-dd'T'HH:mm:ss.SSS'Z'")
+    epoch = F.lit("1970-01-01 00:00:00").cast("timestamp_ntz")
+    return F.date_format(F.timestamp_add("MILLISECOND", F.when(valid_ms(ms), ms), epoch),
+                         "yyyy-MM-dd'T'HH:mm:ss.SSS'Z'")
 
 
 def datetime_literal(ms: Column) -> Column:

@@ -69,3 +69,17 @@ def test_a_constant_table_is_built_once_and_looks_up(spark):
     row = spark.range(1).select(F.try_element_at(table, F.lit("double")).alias("hit"),
                                 F.try_element_at(table, F.lit("string")).alias("miss")).first()
     assert (row.hit, row.miss) == ("xsd:double", None)
+
+
+@pytest.mark.parametrize("zone", ["UTC", "America/New_York", "Asia/Kolkata"])
+def test_date_times_are_utc_whatever_the_session_time_zone(spark, zone):
+    from changeprov.mapping.terms import ms_to_xsd
+    values = [0, 1709280000123, 951782400000, 253402300799999, -1, None]
+    before = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", zone)
+    try:
+        rows = spark.createDataFrame([(i, v) for i, v in enumerate(values)], "i int, ms long") \
+            .select("i", T.ms_to_xsd(F.col("ms")).alias("v")).orderBy("i").collect()
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", before)
+    assert [r.v for r in rows] == [ms_to_xsd(v) for v in values[:4]] + [None, None]
