@@ -37,7 +37,7 @@ def _time(obj: dict, path: str, *, at: str = "") -> int:
 def _rule(family: str, field: str, value: str) -> dict:
     rule = event_rule(family, value)
     if rule is None:
-        raise Rejected("UNKNOWN_EVENT_TYPE", f"{field}: '{value}' is not a known {family} value")
+        raise Rejected("UNKNOWN_EVENT_TYPE", f"{field}: '{value[:200]}' is not a known {family} value")
     return rule
 
 
@@ -135,7 +135,7 @@ def map_ece(obj: dict, *, at: str = "") -> Graph:
     operation = get(obj, "operation", str, required=True, at=at)
     op = rules()["operations"].get(operation)
     if op is None:
-        raise Rejected("UNKNOWN_EVENT_TYPE", f"{at}operation: '{operation}' is not a known operation")
+        raise Rejected("UNKNOWN_EVENT_TYPE", f"{at}operation: '{operation[:200]}' is not a known operation")
     entity_urn = get(obj, "entityUrn", str, required=True, at=at)
     entity_type = get(obj, "entityType", str, at=at)
     ms = _time(obj, "auditStamp.time", at=at)
@@ -219,7 +219,7 @@ def _relationship(obj: dict, payload: dict, rule: dict) -> Graph:
     operation = get(payload, "operation", str, required=True, at=at)
     op = rules()["operations"].get(operation)
     if op is None or operation not in ("ADD", "REMOVE"):
-        raise Rejected("UNKNOWN_EVENT_TYPE", f"{at}operation: '{operation}' is not ADD or REMOVE")
+        raise Rejected("UNKNOWN_EVENT_TYPE", f"{at}operation: '{operation[:200]}' is not ADD or REMOVE")
     if get(payload, "auditStamp", dict, at=at) is not None:
         ms = _time(payload, "auditStamp.time", at=at)
     else:

@@ -12,7 +12,7 @@ from pyspark.sql import functions as F
 
 from changeprov.mapping.aspects import COLUMN_MEMBERS, SCHEMA_FIELD
 from changeprov.mapping.vocab import rules
-from changeprov.spark.checks import Checks, absent, first_bad_urn, ms_out_of_range, no_reject
+from changeprov.spark.checks import Checks, absent, first_bad_urn, got, kind_words, ms_out_of_range, no_reject
 from changeprov.spark.shapes import (
     RDF_TYPE, change_node, entity_triples, field_change_triples, lineage_triples, om, prov,
 )
@@ -107,8 +107,8 @@ def aspect(plan: Plan, name: Column, *, event: Column, urn: Column, safe: Column
     ck = Checks()
     known = name.isin(*rules()["aspects"])
     for k, where in ((k_new, "aspect"), (k_old, "previousAspectValue")):
-        ck.add(known & k.isNotNull() & (k != "object"), "BAD_ASPECT_JSON",
-               F.concat(F.lit(f"{where}.value: a "), name, F.lit(" aspect is a JSON object")))
+        ck.add(known & ~absent(k) & (k != "object"), "BAD_ASPECT_JSON",
+               F.concat(F.lit(f"{where}.value: a "), name, F.lit(" aspect is a JSON object, not "), kind_words(k)))
     # column tags: one expression for both aspects that have them (each copy costs seconds of planning)
     lists = {a: _COLUMN_LISTS[spec["pattern"]] for a, spec in rules()["aspects"].items()
              if spec["pattern"] in _COLUMN_LISTS}
@@ -124,21 +124,33 @@ def aspect(plan: Plan, name: Column, *, event: Column, urn: Column, safe: Column
     return F.struct(F.concat(main["t"], extra["t"]).alias("t"), F.coalesce(ck.column(), main["c"], extra["c"]).alias("c"))
 
 
-def shape_bad(value: Column, path: list[str]) -> Column:
-    """aspects.shape_error as a condition: something along ``path`` has another type than the path
-    says (an object at a key, an array at ``*``, a string at the end; an absent or null key is none).
+def shape_error(value: Column, path: list[str], where: str) -> Column:
+    """aspects.shape_error's detail, or null: something along ``path`` has another type than the path
+    says (an object at a key, an array at ``*``, a string at the end; an absent or null key is none),
+    named where it is and what it is. Level by level, the first level with a wrong value wins.
     The type tests are single casts, not variant_kind: this runs for eight paths per MCL."""
     cur = F.filter(F.array(value), lambda x: x.isNotNull())
-    bad = F.lit(False)
+    levels = []
+
+    def wrong(values: Column, bad, place: str, expected: str) -> Column:
+        first = F.try_element_at(F.filter(values, bad), F.lit(1))
+        # an array element that is null is SQL NULL here: JSON null to the reference
+        return F.when(F.exists(values, bad), got(f"{place}: expected {expected}",
+                                                 F.coalesce(variant_kind(first), F.lit("null"))))
+
     for head in path:
-        if head == "*":  # an array element that is null (SQL NULL here) is of the wrong type too
-            bad = bad | F.exists(cur, lambda x: items(x).isNull())
+        if head == "*":
+            levels.append(wrong(cur, lambda x: items(x).isNull(), where, "an array"))
             cur = F.flatten(F.transform(F.filter(cur, lambda x: items(x).isNotNull()), items))
+            where += ".*"
         else:
-            bad = bad | F.exists(cur, lambda x: _struct(x).isNull())
+            levels.append(wrong(cur, lambda x: _struct(x).isNull(), where, "an object"))
             cur = F.filter(F.transform(F.filter(cur, lambda x: _struct(x).isNotNull()), _getter(head)),
                            lambda x: x.isNotNull() & ~F.coalesce(F.is_variant_null(x), F.lit(False)))
-    return bad | F.exists(cur, lambda x: F.coalesce(F.schema_of_variant(x) != "STRING", F.lit(True)))
+            where += "." + head
+    levels.append(wrong(cur, lambda x: F.coalesce(F.schema_of_variant(x) != "STRING", F.lit(True)), where,
+                        "a string"))
+    return F.coalesce(*levels)
 
 
 def _struct(x: Column) -> Column:
@@ -151,7 +163,8 @@ def _members(change: Column, spec: dict, old: Column, new: Column) -> Column:
     def body(s):
         ck = Checks()
         for value, at in ((new, "aspect"), (old, "previousAspectValue")):
-            ck.add(shape_bad(value, spec["path"]), "BAD_ASPECT_JSON", f"{at}{where}: a value of another type")
+            wrong = shape_error(value, spec["path"], f"{at}.value")
+            ck.add(wrong.isNotNull(), "BAD_ASPECT_JSON", wrong)
         ck.add(F.exists(s["b"], bad_urn), "BAD_IDENTIFIER", first_bad_urn(s["b"], f"previousAspectValue{where}"))
         ck.add(F.exists(s["a"], bad_urn), "BAD_IDENTIFIER", first_bad_urn(s["a"], f"aspect{where}"))
         return _part([_nodes(F.array_union(s["b"], s["a"]), spec["class"]),

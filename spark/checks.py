@@ -42,9 +42,15 @@ def at(path, suffix: str) -> Column | str:
 _KIND_MARK = "\u001f"
 
 
+def kind_words(kind: Column) -> Column:
+    """The JSON type ``kind`` (a variant_kind) as json_type words it, at the end of a detail
+    (after readable())."""
+    return F.concat(F.lit(_KIND_MARK), kind)
+
+
 def got(detail, kind: Column) -> Column:
     """``detail`` + ", got <the JSON type of kind>" as fields.get words it (after readable())."""
-    return F.concat(detail if isinstance(detail, Column) else F.lit(detail), F.lit(", got " + _KIND_MARK), kind)
+    return F.concat(detail if isinstance(detail, Column) else F.lit(detail), F.lit(", got "), kind_words(kind))
 
 
 # An identifier check's detail is its path, a mark and the offending text; readable() words it as
@@ -104,6 +110,7 @@ def readable(detail: Column) -> Column:
     worded = F.regexp_replace(detail, _KIND_MARK + "(integral|decimal|double)$", "a number")
     worded = F.regexp_replace(worded, _KIND_MARK + "(integer|object|array)$", "an $1")
     worded = F.regexp_replace(worded, _KIND_MARK + "(string|boolean)$", "a $1")
+    worded = F.regexp_replace(worded, _KIND_MARK + "null$", "null")
     # the path ends at the first mark; the identifier after it may hold any character, marks too
     head = F.regexp_extract(detail, "^(?s)(.*?)[" + _IDENT_MARK + _URN_MARK + "]", 1)
     tail = F.substring(detail, F.length(head) + 2, F.lit(1 << 30))

@@ -128,7 +128,7 @@ def mcl(plan: Plan) -> Family:
     f.check(ck, "changeType", STR, required=True)
     event_type = b("event_type", F.try_element_at(event_types, t["changeType"]))
     ck.add(event_type.isNull(), "UNKNOWN_EVENT_TYPE",
-           F.concat(F.lit("changeType: '"), t["changeType"], F.lit(f"' is not a known {MCL} value")))
+           F.concat(F.lit("changeType: '"), F.substring(t["changeType"], 1, 200), F.lit(f"' is not a known {MCL} value")))
     f.check(ck, "entityUrn", STR, required=True)
     f.check(ck, "entityType", STR, required=True)
     f.check(ck, "aspectName", STR, required=True)
@@ -247,10 +247,10 @@ def _ece_head(plan: Plan, f: Fields, ck: Checks, *, at: str) -> dict:
          "pattern": b(p + "pattern", F.try_element_at(patterns, category)),
          "kind": b(p + "kind", F.try_element_at(table({k: v["fieldKind"] for k, v in ops.items()}), operation))}
     ck.add(h["event_type"].isNull(), "UNKNOWN_EVENT_TYPE",
-           F.concat(F.lit(f"{at}category: '"), category, F.lit(f"' is not a known {ECE} value")))
+           F.concat(F.lit(f"{at}category: '"), F.substring(category, 1, 200), F.lit(f"' is not a known {ECE} value")))
     f.check(ck, "operation", STR, required=True, at=at)
     ck.add(h["op"].isNull(), "UNKNOWN_EVENT_TYPE",
-           F.concat(F.lit(f"{at}operation: '"), operation, F.lit("' is not a known operation")))
+           F.concat(F.lit(f"{at}operation: '"), F.substring(operation, 1, 200), F.lit("' is not a known operation")))
     f.check(ck, "entityUrn", STR, required=True, at=at)
     f.check(ck, "entityType", STR, at=at)
     h["ms"] = b(p + "ms", f.time(ck, "auditStamp.time", at=at))
@@ -363,7 +363,7 @@ def platform(plan: Plan) -> Family:
     pattern = b("p_pattern", F.try_element_at(patterns, name))
     event_type = b("p_event_type", F.try_element_at(event_types, name))
     ck.add(pattern.isNull(), "UNKNOWN_EVENT_TYPE",
-           F.concat(F.lit("name: '"), name, F.lit(f"' is not a known {PLATFORM} value")))
+           F.concat(F.lit("name: '"), F.substring(name, 1, 200), F.lit(f"' is not a known {PLATFORM} value")))
     f.check(ck, "payload.value", STR, required=True)
     payload = b("p_payload", strict_json(f.text["payload.value"]))
     plan.next()
@@ -390,7 +390,7 @@ def _relationship_head(plan: Plan, r: Fields, envelope: Fields, ck: Checks) -> d
         r.check(ck, key, STR, required=True, at=at)
     operation = t["operation"]
     ck.add(~operation.isin(*[k for k in ("ADD", "REMOVE") if k in ops]), "UNKNOWN_EVENT_TYPE",
-           F.concat(F.lit(f"{at}operation: '"), operation, F.lit("' is not ADD or REMOVE")))
+           F.concat(F.lit(f"{at}operation: '"), F.substring(operation, 1, 200), F.lit("' is not ADD or REMOVE")))
     r.check(ck, "auditStamp", OBJ, at=at)
     stamped = F.coalesce(r.kind["auditStamp"] == "object", F.lit(False))
     with ck.guard(stamped):

@@ -129,7 +129,7 @@ def _map(plan: Plan, *, legacy: bool) -> Family:
     ck = Checks()
     ck.typed(k["eventType"], STR, "eventType", required=True, text=et)
     ck.add(r["rule_iri"].isNull(), "UNKNOWN_EVENT_TYPE", F.concat(
-        F.lit("eventType: '"), F.coalesce(et, F.lit("?")), F.lit(f"' is not a {family} event type")))
+        F.lit("eventType: '"), F.substring(F.coalesce(et, F.lit("?")), 1, 200), F.lit(f"' is not a {family} event type")))
     ck.typed(k["entityType"], STR, "entityType", required=True, text=s["entityType"])
     ck.typed(k["entityId"], STR, "entityId", required=True, text=s["entityId"])
     if legacy:
