@@ -40,6 +40,7 @@ from changeprov.ontology import VERSION_IRI
 from changeprov.spark.fs import FileSystem, display_input, display_source, local_file, local_input, local_out
 from changeprov.spark.plans import add_stages, reuse
 from changeprov.spark.session import first_line
+from changeprov.sparql.formats import display_datetime
 
 EVENT_TYPE_TRIPLE_END = (" <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> "
                          "<https://open-metadata.org/schema/type/changeEvent/ChangeEvent> .")
@@ -383,7 +384,7 @@ def acquire_lock(fs: FileSystem, out: str, run_id: str, *,
                          "while writing it): if no export is running into this folder, delete it")
     raise InputError(
         f"another export (run {str(held.get('run_id'))[:12]}, pid {held.get('pid')} on {held.get('host')}, started "
-        f"{held.get('started')}) is writing into {out}: let it finish; if it is not running any more, delete "
+        f"{_shown(held.get('started'))}) is writing into {out}: let it finish; if it is not running any more, delete "
         f"{out.rstrip('/')}/{LOCK}")
 
 
@@ -391,7 +392,7 @@ def _took_over(held: dict, *, same_pid: bool) -> str:
     why = ("its pid is this process's, so an earlier process with that pid left it (a restarted container?)"
            if same_pid else "that process no longer runs")
     return (f"took over the lock of export run {str(held.get('run_id'))[:12]}, pid {held.get('pid')} on "
-            f"{held.get('host')}, started {held.get('started')}: {why}")
+            f"{held.get('host')}, started {_shown(held.get('started'))}: {why}")
 
 
 def release_lock(fs: FileSystem, run_id: str) -> None:
@@ -513,7 +514,7 @@ def describe_replaced(replaced: dict) -> str:
     triples = sum(r.get("triples") or 0 for r in runs)
     last = runs[-1]
     return (f"{len(runs)} run(s), {triples:,} triples written, the last run {str(last.get('run_id'))[:12]} "
-            f"finished {last.get('finished')}")
+            f"finished {_shown(last.get('finished'))}")
 
 
 def write_rows(family: str) -> Callable[[DataFrame], DataFrame]:
@@ -832,6 +833,11 @@ def _commit(spark, fs: FileSystem, staging: str, *, mode: str, compress: str, ru
 def _spark_part(name: str) -> bool:
     """A file as Spark's text writer names it (part-NNNNN-<uuid>.c000.txt[.gz]), not yet renamed."""
     return name.startswith("part-") and (name.endswith(".txt") or name.endswith(".txt.gz"))
+
+
+def _shown(stamp) -> str:
+    """A manifest's or lock's time (seconds, ``+00:00``) in the form people read times in everywhere."""
+    return display_datetime(stamp) if isinstance(stamp, str) else str(stamp)
 
 
 def _iso(t: float) -> str:

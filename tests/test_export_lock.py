@@ -58,11 +58,11 @@ def test_taking_over_a_dead_runs_lock_says_whose_it_was(tmp_path):
     assert said == [], "a free folder: nothing to say"
     pid = _dead_pid()
     (tmp_path / "out" / LOCK).write_text(json.dumps({"run_id": "c" * 32, "host": socket.gethostname(), "pid": pid,
-                                                     "started": "2026-01-02T03:04:05Z"}))
+                                                     "started": "2026-01-02T03:04:05+00:00"}))
     acquire_lock(fs, out, "d" * 32, progress=said.append)
     assert json.loads((tmp_path / "out" / LOCK).read_text())["run_id"] == "d" * 32
     assert said == [f"took over the lock of export run cccccccccccc, pid {pid} on {socket.gethostname()}, started "
-                    "2026-01-02T03:04:05Z: that process no longer runs"]
+                    "2026-01-02T03:04:05.000Z: that process no longer runs"]  # as people read times everywhere
     # this very pid, another run: an earlier life of a restarted container
     said.clear()
     (tmp_path / "out" / LOCK).write_text(json.dumps({"run_id": "e" * 32, "host": socket.gethostname(),
