@@ -649,3 +649,21 @@ def test_an_export_refuses_a_folder_another_export_is_writing(spark, tmp_path):
     (tmp_path / "out" / LOCK).write_text("[]")
     with pytest.raises(InputError, match="_export.lock cannot be read"):
         acquire_lock(fs, str(tmp_path / "out"), "g" * 32)
+
+
+def test_the_library_example_in_the_docs_runs_as_written(spark, tmp_path, capsys):
+    import gzip
+    import re
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "library.md").read_text(encoding="utf-8")
+    code = re.search(r"```python\n(.*?)```", text, flags=re.S).group(1)
+    (tmp_path / "events").mkdir()
+    generate(tmp_path / "plain.jsonl", events=120, seed=4, hostile_share=0.05, days=3)
+    (tmp_path / "events" / "a.jsonl.gz").write_bytes(gzip.compress((tmp_path / "plain.jsonl").read_bytes()))
+    assert 'base = "/data/changeprov"' in code
+    exec(compile(code.replace('base = "/data/changeprov"', f"base = {str(tmp_path)!r}"), "docs/library.md", "exec"), {})
+    assert (tmp_path / "out" / "_SUCCESS").exists()
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    c = manifest["counts"]
+    assert c["balanced"] and c["lines_read"] == 120
+    assert capsys.readouterr().out.strip().endswith(manifest["run_id"])
