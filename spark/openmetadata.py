@@ -145,11 +145,11 @@ def _map(plan: Plan, *, legacy: bool) -> Family:
     for name, lex, kind in (("currentVersion", cur, k["currentVersion"]),
                             ("previousVersion", prev_top, k["previousVersion"])):
         ck.typed(kind, NUM, name)
-        ck.add(lex["bad"], "BAD_TYPE", f"{name}: version out of range or too precise")
+        ck.add(lex["bad"], "BAD_TYPE", _version_detail(name, lex))
     with ck.guard(absent(k["previousVersion"])):
         ck.walk(k["changeDescription"], "changeDescription.previousVersion", "changeDescription")
         ck.typed(k["cd_prev"], NUM, "changeDescription.previousVersion")
-        ck.add(prev_cd["bad"], "BAD_TYPE", "changeDescription.previousVersion: version out of range or too precise")
+        ck.add(prev_cd["bad"], "BAD_TYPE", _version_detail("changeDescription.previousVersion", prev_cd))
     ck.add((k["entity"] == "string") & parsed["bad"], "BAD_ASPECT_JSON", "entity: not one valid JSON value")
     ck.add(~absent(k["entity"]) & ~k["entity"].isin("string", "object", "array"), "BAD_TYPE",
            got("entity: expected an object or a JSON string", k["entity"]))
@@ -390,6 +390,12 @@ def _column_error(c: Column) -> Column:
             F.when(~absent(c["k_fn"]) & (c["k_fn"] != "string"),
                    reject("BAD_TYPE", got(at(path, ".function: expected a string"), c["k_fn"])))))))
     return ck.column()
+
+
+def _version_detail(path: str, lex: Column) -> Column:
+    """terms.decimal_lexical's ValueError for a version decimal_lexical() calls bad, at ``path``."""
+    return F.when(lex["range"], F.lit(f"{path}: version out of range (|v| < 1e15 required)")).otherwise(
+        F.lit(f"{path}: version has more than 15 fraction digits"))
 
 
 def _indexed(path: Column, key: str, i: Column, suffix: str) -> Column:

@@ -335,17 +335,19 @@ def value_literal(x: Column, kind: Column) -> Column:
 
 
 def decimal_lexical(x: Column) -> Column:
-    """struct<lexical, bad>: terms.decimal_lexical of a numeric variant (at least one fraction
-    digit, no trailing zeros; ``bad`` when |v| ≥ 1e15 or more than 15 fraction digits).
+    """struct<lexical, bad, range>: terms.decimal_lexical of a numeric variant (at least one fraction
+    digit, no trailing zeros; ``bad`` when |v| ≥ 1e15 (``range``, the reference's first check) or
+    more than 15 fraction digits).
 
     Spark writes a decimal variant without trailing zeros, so its JSON text is the lexical form
     but for a missing ``.0``; only doubles (exponent form) take the general path."""
     def fast(t: Column) -> Column:
         whole = F.substring_index(F.regexp_replace(t, "^-", ""), ".", 1)
         frac = F.when(t.contains("."), F.substring_index(t, ".", -1)).otherwise(F.lit(""))
-        bad = (F.length(whole) > 15) | (F.length(frac) > 15)
+        out_of_range = F.length(whole) > 15
+        bad = out_of_range | (F.length(frac) > 15)
         lexical = F.when(t == "0", F.lit("0.0")).when(t.contains("."), t).otherwise(F.concat(t, F.lit(".0")))
-        return F.struct(F.when(~bad, lexical).alias("lexical"), bad.alias("bad"))
+        return F.struct(F.when(~bad, lexical).alias("lexical"), bad.alias("bad"), out_of_range.alias("range"))
 
     def body(c):
         return F.when(c["t"].rlike(r"^-?[0-9]+(\.[0-9]+)?$"), fast(c["t"])).otherwise(_decimal_lexical_general(c["t"]))
@@ -377,8 +379,9 @@ def _decimal_lexical_general(t: Column) -> Column:
                                            F.substring(d2, point + 1, F.lit(1 << 30))))
                  .otherwise(F.concat(F.lit("0."), F.repeat(F.lit("0"), -point), d2)))
         zero = n == 0
-        bad = ~zero & ((point >= 16) | (-exp > 15))
+        out_of_range = ~zero & (point >= 16)
+        bad = out_of_range | (~zero & (-exp > 15))
         lexical = F.when(zero, F.lit("0.0")).when(~bad, F.concat(F.when(c["neg"], "-").otherwise(""), plain))
-        return F.struct(lexical.alias("lexical"), bad.alias("bad"))
+        return F.struct(lexical.alias("lexical"), bad.alias("bad"), out_of_range.alias("range"))
 
     return let({"t": t}, lambda c: let(parts(c), lambda c2: let(strip(c2), out)))
