@@ -104,9 +104,10 @@ def committed_partitions(export_dir: str | Path) -> list[Path]:
 class _Chain(io.RawIOBase):
     """One byte stream over several files (.nt or .nt.gz), newline-separated, reporting progress."""
 
-    def __init__(self, files: list[Path], on_open: Callable[[int, Path], None]):
+    def __init__(self, files: list[Path], on_open: Callable[[int, Path], None],
+                 on_end: Callable[[], None] = lambda: None):
         self._files = iter(enumerate(files))
-        self._on_open = on_open
+        self._on_open, self._on_end = on_open, on_end
         self._cur = None
         self._need_newline = False
         self.bytes_read = 0
@@ -121,6 +122,9 @@ class _Chain(io.RawIOBase):
             i, path = next(self._files)
         except StopIteration:
             self._cur = None
+            if self._on_end is not None:  # once: a reader may ask again after the end
+                self._on_end()
+                self._on_end = None
             return False
         self._on_open(i, path)
         self._path = path
@@ -257,10 +261,11 @@ class _FileProgress:
     lines together (a print is two writes): lines are said under a lock, so a callback that writes
     each line in one piece never interleaves them."""
 
-    def __init__(self, progress: Callable[[str], None], total: int, root: Path) -> None:
+    def __init__(self, progress: Callable[[str], None], total: int, root: Path, *, groups: int = 1) -> None:
         self._progress, self._total, self._root = progress, total, root
         self._lock = threading.Lock()
         self._opened = 0
+        self._groups_left = groups
         self._started = time.monotonic()
         self._said = (self._started, 0)  # when the last line was said, and the files opened then
 
@@ -274,6 +279,16 @@ class _FileProgress:
             self._said = (now, self._opened)
             self._progress(f"{self._opened:,} of {self._total:,} files ({100 * self._opened // self._total}%) in "
                            f"{now - self._started:.0f} s; reading {path.relative_to(self._root)}")
+
+    def ended(self) -> None:
+        """A group has read its last file. After the last group the store still writes what it
+        read (the embedded store builds its indexes then: a minute for millions of triples), which
+        the file count cannot show: say so, not nothing (ut11 #4)."""
+        with self._lock:
+            self._groups_left -= 1
+            if self._groups_left == 0 and self._total:
+                self._progress(f"read all {self._total:,} files in {time.monotonic() - self._started:.0f} s; "
+                               "the store is writing them")
 
 
 #: parallel groups of an automatic load into an empty store: two measured faster than one on two cores
@@ -311,11 +326,11 @@ def load_export(store: TripleStore, export_dir: str | Path,
         check_files(files, root)
     progress(f"{len(files)} partition file(s) in {root}; store holds {before:,} triples"
              + (f"; {len(groups)} parallel groups" if len(groups) > 1 else ""))
-    said = _FileProgress(progress, len(files), root)
+    said = _FileProgress(progress, len(files), root, groups=len(groups))
     store.mark_loading(root)  # removed below once the store is whole or as it was (sparql.loading)
 
     def load_group(group: list[Path]) -> int:
-        chain = _Chain(group, lambda _i, path: said.opened(path))
+        chain = _Chain(group, lambda _i, path: said.opened(path), said.ended)
         try:
             with io.BufferedReader(chain, buffer_size=1 << 20) as stream:
                 store.load_ntriples(stream)

@@ -161,6 +161,10 @@ def test_load_progress_is_a_few_whole_lines_not_one_per_file(tmp_path, capsys, m
         assert main(["load", str(exp), "--store", str(tmp_path / name), "--jobs", "2"]) == 0
         lines = capsys.readouterr().err.splitlines()
         assert all(line.startswith("[load] ") and line.count("[load]") == 1 for line in lines), lines
+        # once both groups have read their files, a line says the store is still writing them (ut11 #4)
+        ended = [i for i, line in enumerate(lines) if line.startswith("[load] read all 300 files in ")]
+        assert len(ended) == 1 and lines[ended[0]].endswith("the store is writing them"), lines
+        assert all(" files (" not in line for line in lines[ended[0]:]), lines
         return [line for line in lines if " files (" in line]
 
     monkeypatch.setattr(loader, "PROGRESS_SECONDS", 0.0)  # only the share: a line every 30 files
