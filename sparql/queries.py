@@ -19,7 +19,7 @@ and ``time-end`` (ISO-8601 or epoch ms → ``xsd:dateTime``; a bare date is its 
 make every ``FILTER`` using it false, i.e. silently match nothing), ``decimal``, ``integer``, ``iri``.
 
 The SPARQL variable of a parameter has the parameter's name and is bound by the engine (pyoxigraph
-``substitutions``, rdflib ``initBindings``, or a ``VALUES`` block at the ``#@bindings`` marker for a
+``substitutions``, rdflib ``initBindings``, or a ``VALUES`` block at each ``#@bindings`` marker line for a
 remote endpoint) — values never become query text. pyoxigraph requires a substituted variable in the
 SELECT projection, so every named query projects its parameters; they are dropped from the output.
 """

@@ -10,7 +10,7 @@
 
 Parameters are bound by the engine, never by string formatting: pyoxigraph ``substitutions``,
 rdflib ``initBindings``, and for remote endpoints a ``VALUES`` block of pyoxigraph-serialised terms
-inserted at the ``#@bindings`` marker line of the query (see :func:`values_block`).
+inserted at each ``#@bindings`` marker line of the query (see :func:`with_values`).
 """
 
 from __future__ import annotations
@@ -422,15 +422,26 @@ def values_block(bindings: Mapping[str, Term]) -> str:
 
 
 def with_values(query: str, bindings: Mapping[str, Term] | None) -> str:
-    """Insert the VALUES block at the marker line (every named query with parameters has one)."""
+    """Put the VALUES block at every marker line (every named query with parameters has one at the start
+    of its WHERE group).
+
+    A VALUES block binds only the group it is in: a UNION branch, a nested group or a sub-select is
+    evaluated on its own, so a FILTER there sees its parameters unbound (wrong rows), and the engine
+    does not push the outer block into a sub-select (a scan of the store where a substitution is one
+    lookup). Such a group that uses a parameter starts with a marker line of its own (docs/queries.md,
+    rule 8); the block binds the same values there as at the top, so the results are those of a
+    substitution.
+    """
     if not bindings:
         return query
     lines = query.splitlines()
     hits = [i for i, line in enumerate(lines) if line.strip() == BINDINGS_MARKER]
-    if len(hits) != 1:
-        raise InputError(f"a query with parameters needs exactly one line `{BINDINGS_MARKER}` at the start "
+    if not hits:
+        raise InputError(f"a query with parameters needs a line `{BINDINGS_MARKER}` at the start "
                          "of its WHERE group (where the remote VALUES block goes)")
-    lines[hits[0]] = values_block(bindings)
+    block = values_block(bindings)
+    for i in hits:
+        lines[i] = block
     return "\n".join(lines) + "\n"
 
 

@@ -865,7 +865,7 @@ EXAMPLES = {
     "audit-deletions": {"until": "2024-03-31"},
     "audit-integrity": {"until": "2026-12-31"},  # no rows: see NO_CORPUS_ROWS
     "audit-lineage": {"entity": LEGACY, "as_of": "2024-03-12"},
-    "audit-lineage-removed": {"since": "2024-03-01"},
+    "audit-lineage-removed": {"since": "2024-03-15", "until": "2024-03-31"},  # cuts: 1 of 4 removals
     "audit-schema-drops": {"until": "2026-12-31"},
     "audit-sensitive-tags": {"tag_pattern": "^urn:li:tag:PII$"},
     "audit-top-entities": {"since": "2026-09-01"},
@@ -903,6 +903,93 @@ def test_every_query_same_on_embedded_and_endpoint(name, embedded, remote):
     assert sorted(a.rows, key=str) == sorted(b.rows, key=str)
     assert bool(a.rows) != (name in NO_CORPUS_ROWS), f"{name}: example parameters should return rows"
     assert a.variables == documented_columns(q.returns), f"{name}.rq: its `returns:` header names other columns"
+
+
+def _params_in(node, names: set[str]) -> set[str]:
+    """The parameter variables anywhere under an rdflib algebra node or expression (EXISTS bodies too)."""
+    if isinstance(node, rdflib.Variable):
+        return {str(node)} & names
+    if isinstance(node, dict):  # CompValue
+        node = [v for k, v in node.items() if k != "_vars"]
+    if isinstance(node, (list, tuple, set)):
+        return set().union(*(_params_in(x, names) for x in node))
+    if hasattr(node, "args"):  # a property path (sequence, alternative, inverse, * / +)
+        return _params_in(list(node.args), names)
+    return set()
+
+
+def _bound(node, names: set[str], *, patterns: bool = True) -> set[str]:
+    """The parameters every solution of ``node`` binds: from a VALUES block in its own groups, and with
+    ``patterns`` also from its triple patterns (not from OPTIONALs or one UNION branch alone)."""
+    from rdflib.plugins.sparql.parserutils import CompValue
+
+    if not isinstance(node, CompValue):
+        return set()
+    if node.name == "values":
+        return {str(v) for row in node.res for v in row} & names
+    if node.name == "BGP":
+        return _params_in([t[0] for t in node.triples] + [t[2] for t in node.triples], names) if patterns else set()
+    if node.name == "Join":
+        return _bound(node.p1, names, patterns=patterns) | _bound(node.p2, names, patterns=patterns)
+    if node.name == "Union":
+        return _bound(node.p1, names, patterns=patterns) & _bound(node.p2, names, patterns=patterns)
+    if node.name in ("LeftJoin", "Minus"):
+        return _bound(node.p1, names, patterns=patterns)
+    if node.name == "Project":
+        return _bound(node.p, names, patterns=patterns) & {str(v) for v in node.PV}
+    return _bound(node.get("p"), names, patterns=patterns)
+
+
+def unbound_parameter_uses(text: str, names: set[str]) -> list[str]:
+    """Where the remote form of a query (a VALUES block at each ``#@bindings`` line) leaves a parameter
+    unbound that a substitution binds: an expression in a group without the block (it then sees the
+    parameter unbound: other rows), or a pattern in a sub-select without it (the engine does not push an
+    outer block into a sub-select: a scan of the store)."""
+    from rdflib.plugins.sparql import prepareQuery
+    from rdflib.plugins.sparql.parserutils import CompValue
+
+    from changeprov.sparql.stores import with_values
+
+    algebra = prepareQuery(with_values(text, {n: ox.Literal("x") for n in names})).algebra
+    problems: list[str] = []
+
+    def walk(node, top: bool) -> None:
+        if not isinstance(node, CompValue):
+            return
+        if node.name == "Project" and not top:
+            missing = _params_in(node.p, names) - _bound(node.p, names, patterns=False)
+            problems.extend(f"?{n} in a sub-select" for n in sorted(missing))
+        if node.name in ("Filter", "Extend"):
+            missing = _params_in(node.expr, names) - _bound(node.p, names)
+            problems.extend(f"?{n} in a {'FILTER' if node.name == 'Filter' else 'BIND'}" for n in sorted(missing))
+        if node.name == "LeftJoin":
+            missing = _params_in(node.expr, names) - _bound(node.p1, names) - _bound(node.p2, names)
+            problems.extend(f"?{n} in an OPTIONAL's FILTER" for n in sorted(missing))
+        for key in ("p", "p1", "p2"):
+            walk(node.get(key), top and node.name != "Project" and key == "p")
+
+    walk(algebra, True)
+    return problems
+
+
+@pytest.mark.parametrize("name", sorted(q.name for q in list_queries() if q.params))
+def test_an_endpoint_binds_every_parameter_where_a_substitution_does(name):
+    """ut10b #2: a VALUES block binds only its own group. With one block at the top, the window FILTERs
+    inside audit-lineage-removed's UNION branches saw ?since / ?until unbound (every removal ever
+    listed), and audit-lineage's sub-selects walked lineage paths from every node (100k events: 104 s
+    against 2 s substituted). Each such group has its own #@bindings line (docs/queries.md, rule 8)."""
+    q = get_query(name)
+    assert unbound_parameter_uses(q.text, {p.name for p in q.params}) == []
+
+
+def test_the_parameter_guard_finds_what_one_outer_block_leaves_unbound():
+    text = ("SELECT ?since ?entity ?x WHERE {\n#@bindings\n"
+            "{ ?x ?p ?t FILTER(?t >= ?since) } UNION { ?x ?q ?t }\n"
+            "{ SELECT ?entity ?x WHERE { ?entity <http://ex.org/d>* ?x } }\n"
+            "OPTIONAL { ?x ?r ?u FILTER(?u > ?since) } }")
+    assert unbound_parameter_uses(text, {"since", "entity"}) == ["?since in a FILTER", "?entity in a sub-select"]
+    fixed = text.replace("{ ?x ?p", "{\n#@bindings\n?x ?p").replace("WHERE { ?entity", "WHERE {\n#@bindings\n?entity")
+    assert unbound_parameter_uses(fixed, {"since", "entity"}) == []
 
 
 def documented_columns(returns: str) -> list[str]:

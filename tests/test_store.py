@@ -382,6 +382,17 @@ def test_values_block_escapes_terms():
         values_block({"x y": ox.Literal("1")})
 
 
+def test_values_block_goes_at_every_marker_line():
+    """A VALUES block binds only its own group: a UNION branch or sub-select that uses a parameter has a
+    marker line of its own (docs/queries.md, rule 8), and each gets the same block."""
+    text = ("SELECT ?x WHERE {\n  #@bindings\n  { SELECT ?x ?y WHERE {\n    #@bindings\n    ?x ?p ?y } }\n"
+            "  { #@bindings\n ?x ?q ?z } }\n")
+    out = with_values(text, {"x": ox.NamedNode("http://ex.org/a")})
+    assert out.count("VALUES (?x) { (<http://ex.org/a>) }") == 2  # whole marker lines only
+    assert "#@bindings" in out and "{ #@bindings" in out
+    assert with_values(text, {}) == text
+
+
 def test_unreachable_endpoint_is_store_error(capsys):
     assert main(["query", "deleted-entities", "--endpoint", "http://127.0.0.1:9/query", "--timeout", "2"]) == 2
     assert "cannot reach endpoint" in capsys.readouterr().err
