@@ -12,7 +12,7 @@ from pyspark.sql import functions as F
 
 from changeprov.mapping.aspects import COLUMN_MEMBERS, SCHEMA_FIELD
 from changeprov.mapping.vocab import rules
-from changeprov.spark.checks import Checks, absent, first_bad_urn, got, kind_words, ms_out_of_range, no_reject
+from changeprov.spark.checks import Checks, absent, bad_urn_in, first_bad_urn, kind_words, ms_out_of_range, no_reject, reject, schema_words
 from changeprov.spark.shapes import (
     RDF_TYPE, change_node, entity_triples, field_change_triples, lineage_triples, om, prov,
 )
@@ -135,8 +135,8 @@ def shape_error(value: Column, path: list[str], where: str) -> Column:
     def wrong(values: Column, bad, place: str, expected: str) -> Column:
         first = F.try_element_at(F.filter(values, bad), F.lit(1))
         # an array element that is null is SQL NULL here: JSON null to the reference
-        return F.when(F.exists(values, bad), got(f"{place}: expected {expected}",
-                                                 F.coalesce(variant_kind(first), F.lit("null"))))
+        return F.when(F.exists(values, bad), F.concat(F.lit(f"{place}: expected {expected}, got "),
+                                                      schema_words(first)))
 
     for head in path:
         if head == "*":
@@ -163,10 +163,11 @@ def _members(change: Column, spec: dict, old: Column, new: Column) -> Column:
     def body(s):
         ck = Checks()
         for value, at in ((new, "aspect"), (old, "previousAspectValue")):
-            wrong = shape_error(value, spec["path"], f"{at}.value")
-            ck.add(wrong.isNotNull(), "BAD_ASPECT_JSON", wrong)
-        ck.add(F.exists(s["b"], bad_urn), "BAD_IDENTIFIER", first_bad_urn(s["b"], f"previousAspectValue{where}"))
-        ck.add(F.exists(s["a"], bad_urn), "BAD_IDENTIFIER", first_bad_urn(s["a"], f"aspect{where}"))
+            # one copy of the shape walk in the plan (a condition and a detail would be two)
+            ck.error(let({"w": shape_error(value, spec["path"], f"{at}.value")},
+                         lambda c: F.when(c["w"].isNotNull(), reject("BAD_ASPECT_JSON", c["w"]))))
+        ck.error(bad_urn_in(s["b"], f"previousAspectValue{where}"))
+        ck.error(bad_urn_in(s["a"], f"aspect{where}"))
         return _part([_nodes(F.array_union(s["b"], s["a"]), spec["class"]),
                       *_diff(change, s["b"], s["a"], spec["added"], spec["removed"])], ck)
 
@@ -184,8 +185,8 @@ def _job_io(change: Column, old: Column, new: Column) -> Column:
         for key, added, removed in (("input", "om-event:addedInput", "om-event:removedInput"),
                                     ("output", "om-event:addedOutput", "om-event:removedOutput")):
             b, a = s["b_" + key], s["a_" + key]
-            ck.add(F.exists(b, bad_urn), "BAD_IDENTIFIER", first_bad_urn(b, f"previousAspectValue.value.{key}Datasets"))
-            ck.add(F.exists(a, bad_urn), "BAD_IDENTIFIER", first_bad_urn(a, f"aspect.value.{key}Datasets"))
+            ck.error(bad_urn_in(b, f"previousAspectValue.value.{key}Datasets"))
+            ck.error(bad_urn_in(a, f"aspect.value.{key}Datasets"))
             triples += [_nodes(F.array_union(b, a), "om-event:MetadataEntity"), *_diff(change, b, a, added, removed)]
         return _part(triples, ck)
 
@@ -214,10 +215,8 @@ def _input_lineage(event: Column, safe: Column, paths: list[list[str]], old: Col
         ck = Checks()
         for key, value, where in (("now", new, "aspect"), ("before", old, "previousAspectValue")):
             # the reference names the path the URN was found at: the first path holding a bad one
-            detail = F.coalesce(*[F.when(F.exists(strings_at(value, path), bad_urn),
-                                         first_bad_urn(strings_at(value, path), f"{where}.value.{'.'.join(path)}"))
-                                  for path in paths])
-            ck.add(F.exists(s[key], bad_urn), "BAD_IDENTIFIER", detail)
+            ck.error(F.coalesce(*[bad_urn_in(strings_at(value, path), f"{where}.value.{'.'.join(path)}")
+                                  for path in paths]))
         return _part([F.array(triple(iri(event), om("setsUpstreamsOf"), iri(safe))),
                       _nodes(F.array_union(s["now"], s["before"]), None),
                       _each(s["now"], lambda u: lineage_triples(event, safe, iri_safe(u), False)),
@@ -256,8 +255,7 @@ def _upstream_lineage(event: Column, urn: Column, safe: Column, old: Column, new
     def body(s):
         ck = Checks()
         for key, where in (("now", "aspect"), ("before", "previousAspectValue")):
-            ck.add(F.exists(s[key], lambda x: bad_urn(x["ds"])), "BAD_IDENTIFIER",
-                   first_bad_urn(s[key], f"{where}.value.upstreams.dataset", lambda x: x["ds"]))
+            ck.error(bad_urn_in(s[key], f"{where}.value.upstreams.dataset", lambda x: x["ds"]))
         for key, where in (("cnow", "aspect"), ("cbefore", "previousAspectValue")):
             ck.add(F.exists(s[key], lambda x: bad_urn(x["d"]) | bad_urn(x["u"])), "BAD_IDENTIFIER",
                    first_bad_urn(s[key], f"{where}.value.fineGrainedLineages",
@@ -428,7 +426,7 @@ def _run(safe: Column, pattern: str, value: Column) -> Column:
             return F.array(t, *_node(u, None))
 
         def body(s):
-            ck.add(F.exists(s["u"], bad_urn), "BAD_IDENTIFIER", first_bad_urn(s["u"], f"aspect.value.{where}"))
+            ck.error(bad_urn_in(s["u"], f"aspect.value.{where}"))
             return _part([base, _each(s["u"], link)], ck)
 
         return let({"u": strings_at(value, path)}, body)

@@ -15,7 +15,7 @@ from pyspark.sql import functions as F
 from changeprov.mapping.terms import FORBIDDEN_JAVA_REGEX
 from decimal import Decimal
 
-from changeprov.spark.sqlterms import MAX_MS, NUMBER_KINDS, bad_identifier, bad_urn, is_urn
+from changeprov.spark.sqlterms import MAX_MS, NUMBER_KINDS, bad_identifier, bad_urn, is_urn, let, schema_kind
 
 REJECTED = "struct<reason:string,detail:string>"
 STR, INT, NUM, OBJ, LIST, BOOL = (("string",), ("integer",), NUMBER_KINDS, ("object",), ("array",), ("boolean",))
@@ -48,6 +48,17 @@ def kind_words(kind: Column) -> Column:
     return F.concat(F.lit(_KIND_MARK), kind)
 
 
+# ... or the value's schema_of_variant text after this mark, for a value whose kind no stage has
+# computed: variant_kind is a large expression, and a detail's copy of it is planned in every export
+_SCHEMA_MARK = "\u001c"
+
+
+def schema_words(value: Column) -> Column:
+    """The JSON type of the variant ``value`` (SQL NULL: JSON null) as json_type words it, at the end
+    of a detail (after readable())."""
+    return F.concat(F.lit(_SCHEMA_MARK), F.coalesce(F.schema_of_variant(value), F.lit("VOID")))
+
+
 def got(detail, kind: Column) -> Column:
     """``detail`` + ", got <the JSON type of kind>" as fields.get words it (after readable())."""
     return F.concat(detail if isinstance(detail, Column) else F.lit(detail), F.lit(", got "), kind_words(kind))
@@ -72,6 +83,14 @@ def first_bad_urn(urns: Column, path, text=lambda x: x) -> Column:
     """urn_detail of the first element of ``urns`` whose ``text`` bad_urn() rejects (for a check
     that the array holds one)."""
     return urn_detail(path, text(F.try_element_at(F.filter(urns, lambda x: bad_urn(text(x))), F.lit(1))))
+
+
+def bad_urn_in(urns: Column, path, text=lambda x: x) -> Column:
+    """A BAD_IDENTIFIER rejection (for Checks.error) naming the first element of ``urns`` whose
+    ``text`` bad_urn() rejects, or null: one copy of bad_urn in the plan where a condition and its
+    detail would be two (a copy is planned again in every export)."""
+    first = F.try_element_at(F.filter(urns, lambda x: bad_urn(text(x))), F.lit(1))
+    return let({"f": first}, lambda c: F.when(c["f"].isNotNull(), reject("BAD_IDENTIFIER", urn_detail(path, text(c["f"])))))
 
 
 def _marked(path, mark: str, text: Column) -> Column:
@@ -107,7 +126,10 @@ def readable(detail: Column) -> Column:
     """The chosen quarantine detail in the reference's words: a marked kind as json_type words it
     ("got an integer"), a marked identifier as iri_safe / urn_iri word their errors. Runs once, on
     the detail a line ends up with, so the checks' own expressions stay small."""
-    worded = F.regexp_replace(detail, _KIND_MARK + "(integral|decimal|double)$", "a number")
+    kinded = F.when(detail.contains(_SCHEMA_MARK), F.concat(
+        F.regexp_extract(detail, "^(?s)(.*)" + _SCHEMA_MARK, 1), F.lit(_KIND_MARK),
+        schema_kind(F.regexp_extract(detail, _SCHEMA_MARK + "(.*)$", 1)))).otherwise(detail)
+    worded = F.regexp_replace(kinded, _KIND_MARK + "(integral|decimal|double)$", "a number")
     worded = F.regexp_replace(worded, _KIND_MARK + "(integer|object|array)$", "an $1")
     worded = F.regexp_replace(worded, _KIND_MARK + "(string|boolean)$", "a $1")
     worded = F.regexp_replace(worded, _KIND_MARK + "null$", "null")
@@ -117,7 +139,7 @@ def readable(detail: Column) -> Column:
     mark = F.substring(detail, F.length(head) + 1, F.lit(1))
     return (F.when(detail.rlike("[" + _IDENT_MARK + _URN_MARK + "]"),
                    F.concat(head, F.when(mark == _IDENT_MARK, _ident_words(tail)).otherwise(_urn_words(tail))))
-            .when(detail.contains(_KIND_MARK), worded)
+            .when(detail.contains(_KIND_MARK) | detail.contains(_SCHEMA_MARK), worded)
             .otherwise(detail))
 
 
