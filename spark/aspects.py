@@ -12,7 +12,9 @@ from pyspark.sql import functions as F
 
 from changeprov.mapping.aspects import COLUMN_MEMBERS, SCHEMA_FIELD
 from changeprov.mapping.vocab import rules
-from changeprov.spark.checks import Checks, absent, bad_urn_in, first_bad_urn, kind_words, ms_out_of_range, no_reject, reject, schema_words
+from changeprov.spark.checks import (
+    Checks, absent, bad_urn_in, kind_words, ms_out_of_range, no_reject, reject, schema_words,
+)
 from changeprov.spark.shapes import (
     RDF_TYPE, change_node, entity_triples, field_change_triples, lineage_triples, om, prov,
 )
@@ -257,9 +259,9 @@ def _upstream_lineage(event: Column, urn: Column, safe: Column, old: Column, new
         for key, where in (("now", "aspect"), ("before", "previousAspectValue")):
             ck.error(bad_urn_in(s[key], f"{where}.value.upstreams.dataset", lambda x: x["ds"]))
         for key, where in (("cnow", "aspect"), ("cbefore", "previousAspectValue")):
-            ck.add(F.exists(s[key], lambda x: bad_urn(x["d"]) | bad_urn(x["u"])), "BAD_IDENTIFIER",
-                   first_bad_urn(s[key], f"{where}.value.fineGrainedLineages",
-                                 lambda x: F.when(bad_urn(x["d"]), x["d"]).otherwise(x["u"])))
+            # a pair's downstream end first, as the reference checks them
+            ck.error(bad_urn_in(s[key], f"{where}.value.fineGrainedLineages",
+                                lambda x: F.when(bad_urn(x["d"]), x["d"]).otherwise(x["u"])))
         now_keys = F.transform(s["now"], lambda x: x["ds"])
         col_keys = F.transform(s["cnow"], lambda x: F.struct(x["d"], x["u"]))
 

@@ -12,9 +12,9 @@ from contextlib import contextmanager
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from changeprov.mapping.terms import FORBIDDEN_JAVA_REGEX
 from decimal import Decimal
 
+from changeprov.mapping.terms import FORBIDDEN_JAVA_REGEX
 from changeprov.spark.sqlterms import MAX_MS, NUMBER_KINDS, bad_identifier, bad_urn, is_urn, let, schema_kind
 
 REJECTED = "struct<reason:string,detail:string>"
@@ -35,6 +35,11 @@ def no_reject() -> Column:
 def at(path, suffix: str) -> Column | str:
     """``path + suffix`` for a path that is text or a Column (paths with list indices)."""
     return F.concat(path, F.lit(suffix)) if isinstance(path, Column) else path + suffix
+
+
+def _col(text) -> Column:
+    """A detail part that is text or already a Column, as a Column."""
+    return text if isinstance(text, Column) else F.lit(text)
 
 
 # A check's detail ends in ", got " + this mark + the value's variant_kind; readable() words the kind
@@ -61,7 +66,7 @@ def schema_words(value: Column) -> Column:
 
 def got(detail, kind: Column) -> Column:
     """``detail`` + ", got <the JSON type of kind>" as fields.get words it (after readable())."""
-    return F.concat(detail if isinstance(detail, Column) else F.lit(detail), F.lit(", got "), kind_words(kind))
+    return F.concat(_col(detail), F.lit(", got "), kind_words(kind))
 
 
 # An identifier check's detail is its path, a mark and the offending text; readable() words it as
@@ -79,12 +84,6 @@ def urn_detail(path, text: Column) -> Column:
     return _marked(path, _URN_MARK, text)
 
 
-def first_bad_urn(urns: Column, path, text=lambda x: x) -> Column:
-    """urn_detail of the first element of ``urns`` whose ``text`` bad_urn() rejects (for a check
-    that the array holds one)."""
-    return urn_detail(path, text(F.try_element_at(F.filter(urns, lambda x: bad_urn(text(x))), F.lit(1))))
-
-
 def bad_urn_in(urns: Column, path, text=lambda x: x) -> Column:
     """A BAD_IDENTIFIER rejection (for Checks.error) naming the first element of ``urns`` whose
     ``text`` bad_urn() rejects, or null: one copy of bad_urn in the plan where a condition and its
@@ -94,7 +93,7 @@ def bad_urn_in(urns: Column, path, text=lambda x: x) -> Column:
 
 
 def _marked(path, mark: str, text: Column) -> Column:
-    return F.concat(path if isinstance(path, Column) else F.lit(path), F.lit(": " + mark), text)
+    return F.concat(_col(path), F.lit(": " + mark), text)
 
 
 def _ident_words(text: Column) -> Column:
@@ -118,8 +117,7 @@ def ms_out_of_range(path, ms: Column) -> Column:
     """terms.ms_to_xsd's detail for the epoch milliseconds ``ms`` (decimal(38,0), null when larger)
     at ``path``: the value, or "huge" beyond 30 digits."""
     shown = F.when(F.abs(ms) < F.lit(Decimal(10 ** 30)), ms.cast("string")).otherwise(F.lit("huge"))
-    return F.concat(F.lit(at(path, f": epoch milliseconds out of range 0..{MAX_MS}: ")) if isinstance(path, str)
-                    else at(path, f": epoch milliseconds out of range 0..{MAX_MS}: "), shown)
+    return F.concat(_col(at(path, f": epoch milliseconds out of range 0..{MAX_MS}: ")), shown)
 
 
 def readable(detail: Column) -> Column:
@@ -198,7 +196,7 @@ class Checks:
 
     def urn(self, text: Column, path) -> None:
         """checked(..., urn, …)'s BAD_IDENTIFIER."""
-        self.add(bad_urn(text), "BAD_IDENTIFIER", _marked(path, _URN_MARK, text))
+        self.add(bad_urn(text), "BAD_IDENTIFIER", urn_detail(path, text))
 
     def column(self) -> Column:
         out = None
