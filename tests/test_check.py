@@ -89,8 +89,8 @@ def inject(kind: str, p: dict) -> list[ox.Triple]:
 
 # kind -> the failed checks `check --format json` must list, and nothing else.
 EXPECTED = {
-    # an EntityVersion: the shape's sh:maxCount 1 on prov:wasGeneratedBy states the same PROV constraint
-    "generation-unique": {"prov/generation-unique", "shacl/cps:EntityVersion-wasGeneratedBy MaxCount"},
+    # an EntityVersion: the shape's SPARQL constraint on prov:wasGeneratedBy states the same PROV constraint
+    "generation-unique": {"prov/generation-unique", "shacl/cps:EntityVersion-generation SPARQL"},
     "usage-before-generation": {"prov/usage-before-generation"},
     "revision-cycle": {"prov/revision-cycle"},
     "start-after-end": {"prov/start-after-end"},
@@ -246,6 +246,7 @@ def _mutations(store: ox.Store) -> tuple[list[ox.Triple], list[ox.Triple]]:
         ox.Triple(run, prov("startedAtTime"), dt("2099-01-01T00:00:00.000Z")),       # lessThanOrEquals
         ox.Triple(run, prov("endedAtTime"), dt("2000-01-01T00:00:00.000Z")),
         ox.Triple(e[4], om("performedBy"), ox.Literal("bob")),                        # nodeKind, maxCount
+        ox.Triple(version, prov("wasGeneratedBy"), e[4]),                             # SPARQL: a second generation
     ]
     remove = [ox.Triple(e[0], om("timestamp"), ts),                                   # minCount
               ox.Triple(edge["d"], prov("wasDerivedFrom"), edge["u"])]                # the SPARQL constraint
@@ -289,6 +290,7 @@ def test_shacl_translation_agrees_with_pyshacl(corpus_nt, tmp_path):
         theirs.add((str(report.value(r, sh.focusNode)), component, plain))
     assert len({c for _, c, _ in theirs}) >= 8, "the mutations exercise most components"
     assert ours == theirs
+    assert len({f for f, c, _ in ours if c == "SPARQLConstraintComponent"}) == 2, "both SPARQL constraints fire"
 
 
 # ----------------------------------------------------------------------------- remote endpoint

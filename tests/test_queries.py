@@ -648,6 +648,39 @@ def test_deleted_entities_sees_restores_in_the_same_millisecond_and_re_creation(
     }
 
 
+@pytest.mark.parametrize("hard_deleted", [True, False], ids=["re-created", "reused"])
+def test_aspect_versions_numbered_again_after_a_hard_delete_are_no_finding(tmp_path, hard_deleted):
+    """ut10a #4: DataHub hard-deletes an entity's aspect rows, so the entity created again under its URN
+    numbers its aspect versions from 1 again and the same version IRIs are generated a second time.
+    `check` (PROV and SHACL) and `audit` reported that as a reused version; without the hard delete
+    between the two generations it still is one."""
+    from changeprov.sparql.check import run_checks
+
+    t, hour = 1_704_139_200_000, 3_600_000
+    ds = DS("hive,db.recreated")
+    tags = lambda *names: {"tags": [{"tag": f"urn:li:tag:{n}"} for n in names]}
+    life = lambda t0, a, b: [
+        _dh_mcl(ds, "datasetKey", t0, "1", value={"name": "x"}),
+        _dh_mcl(ds, "globalTags", t0, "1", value=tags(a)),
+        _dh_mcl(ds, "globalTags", t0 + hour, "2", value=tags(a, b), previous=("1", tags(a))),
+    ]
+    delete = [_dh_mcl(ds, "globalTags", t + 2 * hour, "3", change="DELETE", previous=("2", tags("A", "B"))),
+              _dh_mcl(ds, "datasetKey", t + 2 * hour, "2", change="DELETE", previous=("1", {"name": "x"}))]
+    events = life(t, "A", "B") + (delete if hard_deleted else []) + life(t + 3 * hour, "C", "D")
+    store = _store_of(events, tmp_path)
+    failed = set(run_checks(store, groups=("shacl", "prov")).as_dict()["failed_checks"])
+    reused = [r for r in run_query(store, get_query("audit-versions"), {}).dicts()
+              if "version number reused" in r["detail"].value]
+    if hard_deleted:
+        assert failed == set() and reused == []
+        state = run_query(store, get_query("entity-state"), {"entity": ds}).dicts()
+        assert sorted(r["value"].value for r in state if r["field"].value == "globalTags") \
+            == ["urn:li:tag:C", "urn:li:tag:D"]
+    else:  # versions 1 (key and tags) and 2 (tags) generated twice in one life
+        assert failed == {"prov/generation-unique", "shacl/cps:EntityVersion-generation SPARQL"}
+        assert sorted(r["version"].value for r in reused) == ["1", "1", "2"]
+
+
 UP_DOWN = {"up": "11111111-0000-0000-0000-000000000001", "down": "11111111-0000-0000-0000-000000000002"}
 
 
