@@ -98,6 +98,75 @@ def test_datahub_downstream_of_orders(store, as_of):
     assert hops(rows) == DOWNSTREAM_ORDERS[as_of]
 
 
+JOB = "urn:li:dataJob:(urn:li:dataFlow:(airflow,shop_etl,prod),{})".format
+# DataHub's lineage graph through the corpus's Airflow jobs: a job is one hop from what it reads and writes
+JOBS_DOWNSTREAM_ORDERS = {
+    "2024-03-05": {JOB("load_raw_orders"): 1, JOB("build_fct_orders"): 2, JOB("build_stg_orders"): 2,
+                   JOB("build_customer_ltv"): 3},  # build_fct_orders read orders_legacy then
+    "2024-03-21": {JOB("load_raw_orders"): 1, JOB("build_stg_orders"): 2, JOB("build_fct_orders"): 3,
+                   JOB("build_customer_ltv"): 4},  # it reads stg_orders since 03-10; orders_legacy is gone
+}
+
+
+@pytest.mark.parametrize("as_of", sorted(JOBS_DOWNSTREAM_ORDERS))
+def test_datahub_lineage_through_jobs(store, as_of):
+    """ut10a #10: DataHub's Airflow lineage is a job's inputs and outputs (dataJobInputOutput); with
+    jobs=true the walk goes through them as DataHub's own lineage graph does, and the datasets' hops
+    from upstreamLineage stay the minimum."""
+    down = run_query(store, get_query("downstream"), {"entity": ORDERS, "as_of": as_of, "jobs": "true"})
+    assert hops(down) == DOWNSTREAM_ORDERS[as_of] | JOBS_DOWNSTREAM_ORDERS[as_of]
+    up = run_query(store, get_query("upstream"), {"entity": LTV, "as_of": as_of, "jobs": "yes"})
+    assert {a: h for a, h in hops(up).items() if a.startswith("urn:li:dataJob:")} == (
+        {JOB("build_customer_ltv"): 1, JOB("build_fct_orders"): 2, JOB("build_stg_orders"): 3, JOB("load_raw_orders"): 4}
+        if as_of > "2024-03-10" else {JOB("build_customer_ltv"): 1, JOB("build_fct_orders"): 2})
+    assert hops(run_query(store, get_query("downstream"), {"entity": ORDERS, "as_of": as_of, "jobs": "false"})) \
+        == DOWNSTREAM_ORDERS[as_of]
+
+
+@pytest.mark.parametrize("param, value, message", [
+    ("jobs", "maybe", "parameter jobs: not a boolean (true or false): 'maybe'"),
+])
+def test_a_bad_boolean_is_an_error(embedded, param, value, message):
+    with pytest.raises(InputError, match=re.escape(message)):
+        run_query(embedded, get_query("upstream"), {"entity": LTV, param: value})
+    with pytest.raises(InputError, match=re.escape("parameter only: 'inputs' is not one of input, output")):
+        run_query(embedded, get_query("job-io"), {"job": JOB("build_fct_orders"), "only": "inputs"})
+
+
+def test_job_lists_follow_the_aspect_history(tmp_path):
+    """A job's inputs at a time: removed with a previous value, dropped by an MCL that is the whole
+    aspect, back when listed again, gone with a DELETE of the aspect and with a hard delete of either end."""
+    t, hour = 1_704_139_200_000, 3_600_000
+    job = "urn:li:dataJob:(urn:li:dataFlow:(airflow,f,prod),j)"
+    a, b, c = (DS(f"hive,db.{n}") for n in "abc")
+
+    def io(ms, version, ins, *, previous=None, change="UPSERT"):
+        value = None if change == "DELETE" else {"inputDatasets": ins, "outputDatasets": [c]}
+        return {**_dh_mcl(job, "dataJobInputOutput", ms, version, value=value, change=change,
+                          previous=previous and (previous[0], {"inputDatasets": previous[1], "outputDatasets": [c]})),
+                "entityType": "dataJob"}
+
+    events = [
+        io(t, "1", [a, b]),
+        io(t + hour, "2", [a], previous=("1", [a, b])),           # b removed
+        io(t + 2 * hour, "3", [b]),                              # the whole aspect, without its previous value: a gone
+        io(t + 3 * hour, "4", None, previous=("3", [b]), change="DELETE"),
+        io(t + 4 * hour, "5", [a, b]),
+        _dh_mcl(b, "datasetKey", t + 5 * hour, "2", change="DELETE", previous=("1", {"name": "b"})),
+    ]
+    store = _store_of(events, tmp_path)
+
+    def inputs(k):
+        rows = run_query(store, get_query("job-io"), {"job": job, "only": "input", "as_of": str(t + k * hour)})
+        return {r["dataset_name"].value for r in rows.dicts()}
+
+    assert [inputs(k) for k in range(6)] == [{a, b}, {a}, {b}, set(), {a, b}, {a}]
+    assert {r["role"].value for r in run_query(store, get_query("job-io"), {"job": job}).dicts()} == {"input", "output"}
+    up = lambda k: hops(run_query(store, get_query("upstream"), {"entity": c, "as_of": str(t + k * hour), "jobs": "true"}))
+    assert up(0) == {job: 1, a: 2, b: 2} and up(3) == {} and up(5) == {job: 1, a: 2}  # the DELETE took c too
+    assert [r["job"].value for r in run_query(store, get_query("job-candidates"), {"dataset": b}).dicts()] == [job]
+
+
 def test_lineage_before_any_edge_and_default_now(embedded):
     assert hops(run_query(embedded, get_query("upstream"), {"entity": LTV, "as_of": "2024-03-01"})) == {}
     assert hops(run_query(embedded, get_query("upstream"), {"entity": LTV})) == UPSTREAM_LTV["2024-03-21"]
@@ -911,6 +980,8 @@ EXAMPLES = {
     "entity-history": {"entity": FCT},
     "entity-state": {"entity": OM_ORDERS, "as_of": "2026-09-03"},
     "impact": {"entity": OM_ORDERS},
+    "job-candidates": {"dataset": STG_C},
+    "job-io": {"job": JOB("build_fct_orders"), "as_of": "2024-03-05"},
     "label": {"node": FCT},
     "lineage-details": {"entity": OM_DR, "as_of": "2026-09-05"},
     "resolve": {"key": OM_DR},
