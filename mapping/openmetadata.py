@@ -69,7 +69,10 @@ def map_openmetadata(obj: dict, *, legacy: bool = False) -> Graph:
     if current is not None:
         g.add(event, om("currentVersion"), decimal_literal(Decimal(current)))
         _versions(g, event, entity, current, previous, lifecycle=rule.get("lifecycle"))
-    _field_changes(g, event, entity, obj, fqn=get(obj, "entityFullyQualifiedName", str))
+    # A hard delete's changeDescription repeats the entity's last change (SOURCES.md; it is how the
+    # server keeps the entity): checked like any other, but not a change the deleting user made.
+    hard = rule.get("lifecycle") == "om-event:HardDeleted"
+    _field_changes(Graph() if hard else g, event, entity, obj, fqn=get(obj, "entityFullyQualifiedName", str))
     if rule.get("lifecycle") == "om-event:Created":
         _initial_values(g, event, entity, state, get(obj, "changeDescription", dict),
                         fqn=get(obj, "entityFullyQualifiedName", str))

@@ -247,8 +247,10 @@ def _map(plan: Plan, *, legacy: bool) -> Family:
         F.when(versioned, triple(ev, prov("used"), before)),
     )).otherwise(F.array(triple(ev, prov("used"), now))))
     lineage = F.when(d["is_lineage"], _lineage_triples(edge, n["event"], r["pattern"] == "lineage-remove"))
-    field_changes = flat(F.transform(changes, lambda c: _change_triples(c, n["event"], n["entity"],
-                                                                        s["entityFullyQualifiedName"])))
+    # a hard delete's changeDescription repeats the last change: checked above, mapped to nothing
+    field_changes = F.when(F.coalesce(lifecycle, F.lit("")) != "om-event:HardDeleted",
+                           flat(F.transform(changes, lambda c: _change_triples(c, n["event"], n["entity"],
+                                                                               s["entityFullyQualifiedName"]))))
     children = flat(F.transform(F.filter(cascade, lambda c: c["on"]), lambda c: F.array(
         *entity_triples(iri(c["node"]), asset_type=c["type"], fqn=c["fqn"]), triple(ev, om("cascadesTo"), iri(c["node"])))))
     out = F.filter(cat(F.array(*singles), plain_entity, versions, lineage, field_changes, children),

@@ -750,6 +750,33 @@ def test_aspect_versions_numbered_again_after_a_hard_delete_are_no_finding(tmp_p
         assert sorted(r["version"].value for r in reused) == ["1", "1", "2"]
 
 
+def test_a_hard_delete_repeats_the_last_change_but_makes_none(tmp_path):
+    """ut12 #1, #3: OpenMetadata's entityDeleted repeats the entity's last changeDescription; it was
+    mapped as a change by whoever deleted ("admin added PII.Sensitive" at the drop), and entity-state at
+    the last version counted the delete, which carries that version's number."""
+    t, minute = 1_704_139_200_000, 60_000
+    pii = [{"tagFQN": "PII.Sensitive", "source": "Classification"}]
+    tagged = {"fieldsAdded": [{"name": "columns.email.tags", "newValue": json.dumps(pii)}],
+              "fieldsUpdated": [], "fieldsDeleted": [], "previousVersion": 0.1}
+
+    def event(n, event_type, ms, user, previous, current, description):
+        return {"id": f"h-{n}", "eventType": event_type, "entityType": "table", "entityId": "t-1",
+                "entityFullyQualifiedName": "s.d.x.t", "userName": user, "timestamp": ms,
+                "previousVersion": previous, "currentVersion": current, "changeDescription": description}
+
+    store = _store_of([event(1, "entityUpdated", t, "alice", 0.1, 0.2, tagged),
+                       event(2, "entityDeleted", t + minute, "admin", 0.2, 0.2, tagged)], tmp_path)
+    rows = run_query(store, get_query("tag-changes"), {"tag": "PII.Sensitive"}).dicts()
+    assert [(r["action"].value, r["user"].value) for r in rows] == [("added", "alice")]
+    rows = run_query(store, get_query("who-changed"), {"entity": "s.d.x.t"}).dicts()
+    assert [r["user"].value for r in rows] == ["alice"]
+    state = lambda **p: {(r["field"].value, r["value"].value)
+                         for r in run_query(store, get_query("entity-state"), {"entity": "s.d.x.t", **p}).dicts()}
+    assert state(version="0.2") == {("columns.email.tags", "PII.Sensitive")}
+    assert state(as_of=str(t)) == {("columns.email.tags", "PII.Sensitive")}
+    assert state() == set()  # hard-deleted now
+
+
 UP_DOWN = {"up": "11111111-0000-0000-0000-000000000001", "down": "11111111-0000-0000-0000-000000000002"}
 
 
