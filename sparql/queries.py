@@ -9,6 +9,8 @@ Each ``.rq`` file starts with a comment header that :func:`parse_header` reads::
     # driver: KIND [ARGS]      (optional: Python that runs the query, e.g. as the step of a breadth-first search)
     # if-empty: CHECK...       (optional: checks that explain an empty answer in a note, see EMPTY_CHECKS)
     # if-rows: CHECK...        (optional: checks that explain a non-empty answer in a note, see ROW_CHECKS)
+    # column-field: COLUMN     (optional: of a column, which has no events, the answer for its table, only
+    #                           the rows whose COLUMN names a field change about the column)
     # any other comment line is free documentation
 
 Parameter TYPEs: ``entity`` and ``tag`` (an OpenMetadata FQN or a DataHub URN, resolved to the node
@@ -16,7 +18,8 @@ through ``om-event:fullyQualifiedName`` / ``om-event:urn``, or an IRI that is in
 ``user`` (OpenMetadata userName or DataHub corpuser URN → the agent IRI of docs/model.md), ``time``
 and ``time-end`` (ISO-8601 or epoch ms → ``xsd:dateTime``; a bare date is its start resp. its end),
 ``string``, ``regex`` (a string that must be a valid SPARQL ``REGEX`` pattern: an invalid one would
-make every ``FILTER`` using it false, i.e. silently match nothing), ``decimal``, ``integer``, ``iri``.
+make every ``FILTER`` using it false, i.e. silently match nothing), ``decimal``, ``integer``, ``iri``,
+``boolean`` (true/false, yes/no, 1/0) and ``one-of:A|B|…`` (one of the listed words).
 
 The SPARQL variable of a parameter has the parameter's name and is bound by the engine (pyoxigraph
 ``substitutions``, rdflib ``initBindings``, or a ``VALUES`` block at each ``#@bindings`` marker line for a
@@ -75,6 +78,7 @@ class NamedQuery:
     driver: str | None = None
     if_empty: list[str] = field(default_factory=list)
     if_rows: list[str] = field(default_factory=list)
+    column_field: str | None = None
     notes: list[str] = field(default_factory=list)
     path: Path | None = None
 
@@ -108,6 +112,8 @@ def parse_header(name: str, text: str, path: Path | None = None) -> NamedQuery:
             q.if_empty = value.split()
         elif key == "if-rows":
             q.if_rows = value.split()
+        elif key == "column-field":
+            q.column_field = value.split()[0]
         elif key == "param":
             parts = value.split(None, 3)
             if len(parts) < 3:
@@ -508,15 +514,12 @@ def run_query(store: TripleStore, q: NamedQuery, values: Mapping[str, str] | Non
     refuse_service(q.text, allow_service=allow_service)
     notes: list[str] = []
     bound = bind_params(store, q, values or {}, now_ms=now_ms, notes=notes)
-    if q.driver and not raw:
-        kind, *args = q.driver.split()
-        rows = DRIVERS[kind](store, q, bound, *args)
-    else:
-        rows = store.select(q.text, bound)
     if raw:
-        return rows
-    if q.collect:
-        rows = collect(rows, q.collect)
+        return store.select(q.text, bound)
+    rows = _answer(store, q, bound)
+    if not rows.rows and q.column_field and isinstance(bound.get("entity"), ox.NamedNode) \
+            and store.ask(_IS_COLUMN, {"entity": bound["entity"]}):
+        rows = _about_column(store, q, bound, notes)
     rows = _renamed_shown_once(store, rows)
     keep = [i for i, v in enumerate(rows.variables) if q.param(v) is None]
     for check in q.if_empty if not rows.rows else []:
@@ -527,6 +530,47 @@ def run_query(store: TripleStore, q: NamedQuery, values: Mapping[str, str] | Non
         notes.append("the store holds no triples: nothing was loaded into it yet (changeprov load EXPORT), "
                      "or what was loaded mapped no event")
     return Rows([rows.variables[i] for i in keep], [tuple(r[i] for i in keep) for r in rows.rows], notes)
+
+
+def _answer(store: TripleStore, q: NamedQuery, bound: Mapping) -> Rows:
+    if q.driver:
+        kind, *args = q.driver.split()
+        rows = DRIVERS[kind](store, q, bound, *args)
+    else:
+        rows = store.select(q.text, bound)
+    return collect(rows, q.collect) if q.collect else rows
+
+
+# the field changes about a column (docs/model.md "Which column a field change is about") and the
+# entities whose events made them: the first pattern alone, the rest nested (docs/queries.md rule 1)
+_COLUMN_FIELDS = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+                  "SELECT DISTINCT ?entity ?table ?field WHERE {\n#@bindings\n"
+                  "?fc om:aboutColumn ?entity\n"
+                  "OPTIONAL { ?fc om:fieldName ?field }\n"
+                  "OPTIONAL { ?cd om:fieldsAdded|om:fieldsUpdated|om:fieldsDeleted ?fc\n"
+                  "  OPTIONAL { ?event om:hasChangeDescription ?cd OPTIONAL { ?event om:affectsEntity ?table } } }\n"
+                  "FILTER(BOUND(?table) && BOUND(?field)) } ORDER BY ?table ?field")
+
+
+def _about_column(store: TripleStore, q: NamedQuery, bound: Mapping, notes: list[str]) -> Rows:
+    """A column has no events of its own: its changes are its table's, about it (columns.NAME.FIELD;
+    ``# column-field:`` names the answer's column of field names). The table's answer, those rows only."""
+    tables: dict = defaultdict(set)
+    for r in store.select(_COLUMN_FIELDS, {"entity": bound["entity"]}).dicts():
+        tables[r["table"]].add(r["field"].value)
+    out, variables = [], None
+    for table, fields in tables.items():
+        rows = _answer(store, q, {**bound, "entity": table})
+        variables, i = rows.variables, rows.variables.index(q.column_field)
+        # a collected column holds "+a, ~b": the names after their mark
+        out += [r for r in rows.rows if r[i] is not None
+                and fields & {name.lstrip("+~-") for name in r[i].value.split(", ")}]
+    if not out:
+        return Rows(variables or [], [])
+    names = sorted(_current_name(store, table) or table.value for table in tables)
+    notes.append(f"this is a column: it has no events of its own; these are the rows of {', '.join(names)} "
+                 f"about it ({', '.join(sorted(set().union(*tables.values())))})")
+    return Rows(variables, out)
 
 
 _VERSIONED = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"

@@ -167,6 +167,20 @@ def test_job_lists_follow_the_aspect_history(tmp_path):
     assert [r["job"].value for r in run_query(store, get_query("job-candidates"), {"dataset": b}).dicts()] == [job]
 
 
+@pytest.mark.parametrize("name, column, want", [
+    ("who-changed", "field_name", ["columns.customer_email.tags"]),
+    ("entity-history", "fields_changed", ["+columns.customer_email.tags, +columns.order_total.description"]),
+    ("entity-state", "value", ["PII.Sensitive"]),
+])
+def test_a_column_answers_with_its_tables_rows_about_it(store, name, column, want):
+    """ut12 #4: "who tagged customer_email as PII?" answered 0 rows and no note: a column has no events;
+    its changes are its table's (columns.customer_email.tags, corpus line 14, alice.wong)."""
+    rows = run_query(store, get_query(name), {"entity": OM_ORDERS + ".customer_email"})
+    assert [r[column].value for r in rows.dicts()] == want
+    assert rows.notes == [f"this is a column: it has no events of its own; these are the rows of {OM_ORDERS} "
+                          "about it (columns.customer_email.tags)"]
+
+
 def test_lineage_before_any_edge_and_default_now(embedded):
     assert hops(run_query(embedded, get_query("upstream"), {"entity": LTV, "as_of": "2024-03-01"})) == {}
     assert hops(run_query(embedded, get_query("upstream"), {"entity": LTV})) == UPSTREAM_LTV["2024-03-21"]
