@@ -272,6 +272,8 @@ def _deletion_findings(rows: list[dict]) -> list[Finding]:
         former = sorted(names[d] for d, s in state.items() if s == "former")
         r = group[0]
         summary = f"{deletion} by {r['user']}"
+        if r.get("cascaded_from"):
+            summary += f" with its parent {r['cascaded_from']} (a recursive delete)"
         if still:
             summary += f"; still derived from it: {_short_list(still)}"
         if former:
@@ -279,7 +281,7 @@ def _deletion_findings(rows: list[dict]) -> list[Finding]:
         out.append(Finding("deletion-with-dependents" if still else "deletion", t, summary, _events(group),
                            entity, r["entity_name"],
                            {"deletion": deletion, "user": r["user"], "dependents": still,
-                            "former_dependents": former}))
+                            "former_dependents": former, "cascaded_from": r.get("cascaded_from")}))
     return out
 
 

@@ -31,7 +31,7 @@ NOW_MS = 1_800_000_000_000  # 2027-01-15: after every corpus event
 CHROMIUM = Path("/usr/bin/chromium")
 
 CORPUS_COUNTS = {"schema-drop": 2, "version-gap": 1, "lineage-removed": 3, "sensitive-tag": 7, "impersonated": 1,
-                 "deletion": 8, "bot": 3}
+                 "deletion": 9, "bot": 3}
 
 
 @pytest.fixture(scope="module")
@@ -69,9 +69,12 @@ def test_deletions_with_former_and_current_dependents(report):
         ("2026-09-04T13:00", "SoftDeleted", "mysql_prod.ecommerce.sales.orders_staging_tmp", "admin", [], [], 1),
         ("2026-09-04T13:05", "HardDeleted", "mysql_prod.ecommerce.sales.orders_staging_tmp", "admin", [], [], 1),
         ("2026-09-08T10:00", "HardDeleted", "BusinessGlossary.LegacyKPI", "admin", [], [], 1),
+        # ut12 #7: the child the recursive delete took with it (deleted-entities listed it, the audit did not)
+        ("2026-09-08T10:00", "HardDeleted", "BusinessGlossary.LegacyKPI.OldMargin", "admin", [], [], 1),
         ("2026-09-08T11:00", "SoftDeleted", "mlflow_prod.churn_predictor", "david.kim", [], [], 1),
     ]
     assert by_kind(report, "deletion-with-dependents") == []
+    assert [f.details["cascaded_from"] for f in by_kind(report, "deletion")].count("BusinessGlossary.LegacyKPI") == 1
 
 
 def test_pii_and_classification_tags(report):
@@ -150,7 +153,7 @@ def test_time_window(db):
         om = run_audit(store, since="2026-09-01", now_ms=NOW_MS)
         march = run_audit(store, since="2024-03-15", until="2024-03-15", now_ms=NOW_MS)
     assert om.counts() == {"schema-drop": 1, "lineage-removed": 1, "sensitive-tag": 2, "impersonated": 1,
-                           "deletion": 5, "bot": 1}
+                           "deletion": 6, "bot": 1}
     assert march.counts() == {"deletion": 2}
     assert march.by_day() == [("2024-03-15", 6, {"urn:li:corpuser:bob": 2, "urn:li:corpuser:carol": 4})]
 
@@ -347,7 +350,7 @@ def test_reasoning_changes_no_finding(db, report, tmp_path):
 def test_cli_writes_html_and_json_and_exit_codes(db, tmp_path, capsys):
     html = tmp_path / "report.html"
     assert main(["audit", "--store", str(db), "--out", str(html)]) == 1
-    assert "25 finding(s)" in capsys.readouterr().err
+    assert "26 finding(s)" in capsys.readouterr().err
     page = html.read_text("utf-8")
     assert page.startswith("<!DOCTYPE html>") and 'id="activity-chart"' in page and 'id="lineage-graph"' in page
     assert main(["audit", "--store", str(db), "--format", "json", "--until", "2024-03-15"]) == 1
