@@ -13,8 +13,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Iterable
 
 from changeprov.mapping import terms
-from changeprov.sparql.formats import display_text
-from changeprov.sparql.queries import get_query, run_query, user_name
+from changeprov.sparql.formats import display_datetime, display_text
+from changeprov.sparql.queries import get_query, parse_time, run_query, user_name
 from changeprov.sparql.stores import Rows, TripleStore
 
 
@@ -357,7 +357,10 @@ def run_audit(store: TripleStore, *, since: str | None = None, until: str | None
     order = list(KINDS)
     findings.sort(key=lambda f: (order.index(f.kind), f.time, f.entity_name or "", f.events))
     generated = terms.xsd_datetime(now_ms).value
-    return AuditReport(store=store.description, since=since, until=until, generated_at=generated,
+    # the window as people read every other time (ut12 #8: an epoch or a bare date was shown as typed)
+    shown = {k: display_datetime(parse_time(v, end_of_day=(k == "until"), now_ms=now_ms).value) if v else None
+             for k, v in window.items()}
+    return AuditReport(store=store.description, since=shown["since"], until=shown["until"], generated_at=generated,
                        activity=activity, top_entities=top, findings=findings,
                        lineage=_lineage(store, findings, until or "now", until or generated, now_ms=now_ms)
                        if lineage else None)

@@ -353,9 +353,11 @@ def test_cli_writes_html_and_json_and_exit_codes(db, tmp_path, capsys):
     assert "26 finding(s)" in capsys.readouterr().err
     page = html.read_text("utf-8")
     assert page.startswith("<!DOCTYPE html>") and 'id="activity-chart"' in page and 'id="lineage-graph"' in page
-    assert main(["audit", "--store", str(db), "--format", "json", "--until", "2024-03-15"]) == 1
+    assert main(["audit", "--store", str(db), "--format", "json", "--since", "1710460800000", "--until", "2024-03-15"]) == 1
     doc = json.loads(capsys.readouterr().out)
-    assert doc["summary"]["by_kind"]["deletion"] == 2 and doc["until"] == "2024-03-15"
+    # ut12 #8: the window in the one form every other time has (it was shown as typed)
+    assert (doc["since"], doc["until"]) == ("2024-03-15T00:00:00.000Z", "2024-03-15T23:59:59.999Z")
+    assert doc["summary"]["by_kind"]["deletion"] == 2
     assert all(f["events"] and f["severity"] in ("high", "medium", "low") for f in doc["findings"])
     assert main(["audit", "--store", str(db), "--since", "2030-01-01", "--out", str(tmp_path / "e.html")]) == 0
     assert main(["audit", "--store", str(tmp_path / "missing"), "--out", str(html)]) == 2
