@@ -18,6 +18,7 @@ from changeprov.cli import main
 from changeprov.mapping.reference import map_to_files
 from changeprov.sparql.audit import run_audit
 from changeprov.sparql.audit_html import layered_layout, render_html
+from changeprov.sparql.queries import get_query, run_query
 from changeprov.sparql.server import oxigraph_server
 from changeprov.sparql.stores import open_store
 
@@ -93,6 +94,14 @@ def test_pii_and_classification_tags(report):
     # Tier / Gold / Finance tags are not classification tags
     assert not any("Tier" in f.details["tag_name"] or "Gold" in f.details["tag_name"]
                    for f in by_kind(report, "sensitive-tag"))
+
+
+def test_audit_agents_names_the_impersonator_as_users_are_named(db):
+    """ut12 #9: the query showed an OpenMetadata impersonator as its IRI beside the user's userName."""
+    with open_store("embedded", path=db, read_only=True) as store:
+        rows = run_query(store, get_query("audit-agents"), {}).dicts()
+    assert [(r["user"].value, r["impersonator"].value) for r in rows if r["problem"].value == "impersonated"] \
+        == [("david.kim", "metadata-agent-bot")]
 
 
 def test_impersonated_and_bots(report):

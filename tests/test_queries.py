@@ -457,6 +457,9 @@ def test_deleted_entities_golden(store):
     ]
     since = run_query(store, get_query("deleted-entities"), {"since": "2026-09-08"})
     assert len(since.rows) == 3
+    # ut12 #9: a window, as every other windowed query has
+    window = run_query(store, get_query("deleted-entities"), {"since": "2026-09-08", "until": "2026-09-08T10:30:00Z"})
+    assert [r["entity_name"].value for r in window.dicts()] == ["BusinessGlossary.LegacyKPI", "BusinessGlossary.LegacyKPI.OldMargin"]
     history = run_query(store, get_query("entity-history"), {"entity": "BusinessGlossary.LegacyKPI.OldMargin"}).dicts()
     assert [(r["event_type"].value, r["lifecycle"].value) for r in history][-1] == ("EntityDeleted", "HardDeleted")
 
