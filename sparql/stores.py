@@ -197,9 +197,13 @@ def query_form(query: str) -> str:
     text = "\n".join(line for line in query.splitlines() if not line.lstrip().startswith("#"))
     text = re.sub(r"(?is)^\s*((PREFIX\s+[^\s:]*:\s*<[^>]*>|BASE\s*<[^>]*>)\s*)*", "", text)
     m = re.match(r"\s*(SELECT|ASK|CONSTRUCT|DESCRIBE)\b", text, re.IGNORECASE)
-    if not m:
-        raise InputError("not a SPARQL query (SELECT, ASK, CONSTRUCT or DESCRIBE); updates are refused")
-    return m.group(1).upper()
+    if m:
+        return m.group(1).upper()
+    if re.match(r"\s*(INSERT|DELETE|LOAD|CLEAR|DROP|CREATE|ADD|MOVE|COPY|WITH)\b", text, re.IGNORECASE):
+        raise InputError("a SPARQL update: updates are refused (queries only: SELECT, ASK, CONSTRUCT or DESCRIBE)")
+    start = " ".join(text.split())[:40]
+    raise InputError(f"not a SPARQL query: expected SELECT, ASK, CONSTRUCT or DESCRIBE after the prefixes, "
+                     f"found {start!r}" if start else "not a SPARQL query: it is empty (or only comments and prefixes)")
 
 
 # ----------------------------------------------------------------------------- embedded (pyoxigraph)
@@ -234,8 +238,10 @@ class EmbeddedStore(TripleStore):
         try:
             self._store = ox.Store.read_only(str(self.path)) if read_only else ox.Store(str(self.path))
         except OSError as exc:
-            raise StoreError(f"cannot open store {self.path}: {exc} "
-                             "(one writer process per on-disk store; is another changeprov using it?)") from None
+            # only a lock failure is another process's doing (ut12 #10: an unusable path was not)
+            hint = (" (one writer process per on-disk store; is another changeprov using it?)"
+                    if "lock" in str(exc).lower() else "")
+            raise StoreError(f"cannot open store {self.path}: {exc}{hint}") from None
 
     @staticmethod
     def _subs(bindings):

@@ -13,7 +13,7 @@ import pytest
 from changeprov.cli import main
 from changeprov.errors import ConfigError, InputError, StoreError
 from changeprov.sparql.loader import committed_partitions, load_export
-from changeprov.sparql.stores import MemoryStore, RemoteStore, open_store, values_block, with_values
+from changeprov.sparql.stores import MemoryStore, RemoteStore, open_store, query_form, values_block, with_values
 from changeprov.sparql.server import oxigraph_server
 from sparql_support import CORPUS, corpus_export, make_export, map_corpus
 
@@ -765,3 +765,29 @@ def test_load_whose_export_disagrees_with_its_manifest_exits_1_saying_each_warni
     (exp / "manifest.json").unlink()
     assert main(["load", str(exp), "--store", str(tmp_path / "none")]) == 1
     assert "changeprov load: warning: " in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text, message", [
+    ("SELEC * WHERE {}", "not a SPARQL query: expected SELECT, ASK, CONSTRUCT or DESCRIBE after the prefixes, "
+                         "found 'SELEC * WHERE {}'"),
+    ("PREFIX a: <a:>\n# only a comment", "not a SPARQL query: it is empty (or only comments and prefixes)"),
+    ("INSERT DATA { <a:b> <a:c> <a:d> }", "a SPARQL update: updates are refused"),
+    ("# x\nDROP ALL", "a SPARQL update: updates are refused"),
+])
+def test_a_query_that_is_not_one_says_what_it_is(text, message):
+    """ut12 #10: a typo (SELEC) was reported as "updates are refused"."""
+    with pytest.raises(InputError, match=re.escape(message)):
+        query_form(text)
+    assert query_form("PREFIX a: <a:>\nselect * {}") == "SELECT"
+
+
+def test_an_unusable_store_path_is_not_blamed_on_a_lock(tmp_path):
+    """ut12 #10: any failure to open a store asked "is another changeprov using it?"."""
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(StoreError) as err:
+        open_store("embedded", path=blocker / "db", create=True)
+    assert "another changeprov" not in str(err.value)
+    with open_store("embedded", path=tmp_path / "db", create=True):
+        with pytest.raises(StoreError, match=re.escape("is another changeprov using it?")):
+            open_store("embedded", path=tmp_path / "db")
