@@ -54,6 +54,9 @@ KINDS: dict[str, Kind] = {
                           "A classification or PII tag or glossary term was assigned or taken away."),
     "impersonated": Kind("Impersonated changes", "medium", "A change made by one agent on behalf of another."),
     "no-user": Kind("Changes with no user", "medium", "A change event that names no user or agent."),
+    "schema-drop-unused": Kind("Schema fields dropped that column-level lineage shows no dependent used", "low",
+                               "A column / schema field was removed from an entity with downstream dependents, "
+                               "but the lineage of each dependent lists its columns, and none is from this one."),
     "deletion": Kind("Deletions (no remaining downstream dependents)", "low",
                      "A soft or hard delete; nothing derived from the entity any more at that time."),
     "unknown-entity": Kind("Lineage to entities with no events", "low",
@@ -285,15 +288,30 @@ def _deletion_findings(rows: list[dict]) -> list[Finding]:
     return out
 
 
+_COLUMN_EVIDENCE = ("used", "unknown", "not-used")  # the strongest of a dependent's rows wins
+
+
 def _schema_findings(rows: list[dict]) -> list[Finding]:
     out = []
     for (t, entity, fld), group in _group(rows, lambda r: (r["time"], r["entity"], r["field"])).items():
         r = group[0]
-        deps = sorted({g["dependent_name"] for g in group})
-        out.append(Finding("schema-drop", t, f"dropped {short_name(r['field_name'])} by {r['user']}; "
-                           f"downstream: {_short_list(deps)}", _events(group), entity, r["entity_name"],
-                           {"field": r["field"], "field_name": r["field_name"], "dependents": deps,
-                            "user": r["user"]}))
+        evidence: dict[str, str] = {}
+        for g in group:
+            name, said = g["dependent_name"], g.get("column_lineage") or "unknown"
+            if name not in evidence or _COLUMN_EVIDENCE.index(said) < _COLUMN_EVIDENCE.index(evidence[name]):
+                evidence[name] = said
+        deps = sorted(d for d, said in evidence.items() if said != "not-used")
+        unused = sorted(d for d, said in evidence.items() if said == "not-used")
+        summary = f"dropped {short_name(r['field_name'])} by {r['user']}; "
+        if deps:
+            summary += f"downstream: {_short_list(deps)}"
+            if unused:
+                summary += f"; no column-level dependency: {_short_list(unused)}"
+        else:  # ut12 #6: column lineage shows the column fed none of them
+            summary += f"no column-level dependency of {_short_list(unused)}"
+        out.append(Finding("schema-drop" if deps else "schema-drop-unused", t, summary, _events(group), entity,
+                           r["entity_name"], {"field": r["field"], "field_name": r["field_name"], "dependents": deps,
+                                              "unused_by": unused, "user": r["user"]}))
     return out
 
 

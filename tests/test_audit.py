@@ -31,7 +31,7 @@ OM_ORDERS, OM_DR = "mysql_prod.ecommerce.sales.orders", "mysql_prod.ecommerce.an
 NOW_MS = 1_800_000_000_000  # 2027-01-15: after every corpus event
 CHROMIUM = Path("/usr/bin/chromium")
 
-CORPUS_COUNTS = {"schema-drop": 2, "version-gap": 1, "lineage-removed": 3, "sensitive-tag": 7, "impersonated": 1,
+CORPUS_COUNTS = {"schema-drop": 1, "schema-drop-unused": 1, "version-gap": 1, "lineage-removed": 3, "sensitive-tag": 7, "impersonated": 1,
                  "deletion": 9, "bot": 3}
 
 
@@ -116,10 +116,12 @@ def test_impersonated_and_bots(report):
 def test_schema_drops_lineage_removals_and_version_gap(report):
     drops = {(f.time[:16], f.details["field_name"], tuple(f.details["dependents"]))
              for f in by_kind(report, "schema-drop")}
-    assert drops == {
-        ("2024-03-10T02:30", "urn:li:schemaField:(%s,discount)" % FCT, (LTV, DREV)),
-        ("2026-09-10T08:30", OM_ORDERS + ".legacy_coupon_code", (OM_DR,)),
-    }
+    assert drops == {("2024-03-10T02:30", "urn:li:schemaField:(%s,discount)" % FCT, (LTV, DREV))}
+    # ut12 #6: the orders -> daily_revenue edge lists its columns (corpus lines 7, 35), none of them this one
+    (unused,) = by_kind(report, "schema-drop-unused")
+    assert (unused.time[:16], unused.details["field_name"], unused.details["dependents"], unused.details["unused_by"]) \
+        == ("2026-09-10T08:30", OM_ORDERS + ".legacy_coupon_code", [], [OM_DR])
+    assert unused.severity == "low" and "no column-level dependency of " + OM_DR in unused.summary
     removed = {(f.time[:16], f.entity_name, f.details["up_name"], len(f.events))
                for f in by_kind(report, "lineage-removed")}
     assert removed == {
@@ -161,7 +163,7 @@ def test_time_window(db):
     with open_store("embedded", path=db, read_only=True) as store:
         om = run_audit(store, since="2026-09-01", now_ms=NOW_MS)
         march = run_audit(store, since="2024-03-15", until="2024-03-15", now_ms=NOW_MS)
-    assert om.counts() == {"schema-drop": 1, "lineage-removed": 1, "sensitive-tag": 2, "impersonated": 1,
+    assert om.counts() == {"schema-drop-unused": 1, "lineage-removed": 1, "sensitive-tag": 2, "impersonated": 1,
                            "deletion": 6, "bot": 1}
     assert march.counts() == {"deletion": 2}
     assert march.by_day() == [("2024-03-15", 6, {"urn:li:corpuser:bob": 2, "urn:li:corpuser:carol": 4})]
