@@ -7,7 +7,7 @@ import json
 import pyoxigraph as ox
 
 from changeprov.errors import InputError
-from changeprov.sparql.queries import get_query, has_node, run_query
+from changeprov.sparql.queries import get_query, has_node, resolve_node, run_query
 from changeprov.sparql.stores import TripleStore
 
 DESCRIBE_FORMATS = ("turtle", "jsonld", "nt")
@@ -24,15 +24,32 @@ def describe_triples(store: TripleStore, entity: str, *, notes: list[str] | None
         raise InputError(_not_an_entity(store, agent, shown=entity)) from None
     if notes is not None:
         notes += rows.notes
-    out = set()
-    for r in rows.dicts():
-        s, p, o = r["s"], r["p"], r["o"]
-        if s is None or p is None or o is None:
-            continue
-        out.add(ox.Triple(s, p, o))
+    out = _triples(rows)
+    # ut12 #5: an OpenMetadata glossary term (or classification tag) with events of its own is an
+    # entity, and applying it makes a tag-reference node with the same FQN; the name describes both
+    term = _applied_as_tag(store, entity)
+    if term is not None:
+        out |= _triples(run_query(store, get_query("describe"), {"entity": term.value}))
+        if notes is not None:
+            notes.append(f"{entity[:120]!r} is also applied as a tag or glossary term ({term.value}): "
+                         "where it was added or removed is described too")
     if not out:  # an empty document would read as "this entity has no history"
         raise InputError(_not_an_entity(store, entity))
     return sorted(out, key=str)
+
+
+def _triples(rows) -> set[ox.Triple]:
+    return {ox.Triple(r["s"], r["p"], r["o"]) for r in rows.dicts()
+            if r["s"] is not None and r["p"] is not None and r["o"] is not None}
+
+
+def _applied_as_tag(store: TripleStore, name: str) -> ox.NamedNode | None:
+    """The tag-reference node ``name`` also names, when it is not the entity node the name resolves to."""
+    try:
+        entity, tag = resolve_node(store, name), resolve_node(store, name, what="tag")
+    except InputError:
+        return None
+    return tag if tag != entity else None
 
 
 def _agent_named(store: TripleStore, name: str) -> str | None:
@@ -52,7 +69,7 @@ def _agent_named(store: TripleStore, name: str) -> str | None:
 
 def _not_an_entity(store: TripleStore, value: str, *, shown: str | None = None) -> str:
     """Why ``value`` (which resolved to a node of the store) has no provenance subgraph, and what to ask."""
-    from changeprov.sparql.queries import resolve_node, user_name
+    from changeprov.sparql.queries import user_name
 
     node = resolve_node(store, value)
     rows = store.select(get_query("label").text, {"node": node}).dicts()

@@ -1418,6 +1418,8 @@ def test_one_time_reads_the_same_in_each_human_form_and_as_stored_in_machine_for
      "removedSchemaField"),
     # ut6a #4: a column known only from `columns.NAME.tags` changes, by the FQN a user types
     ("mysql_prod.ecommerce.sales.orders.customer_email", "aboutColumn"),
+    # ut12 #5: a glossary term with events of its own: its FQN named the entity only, not where it was applied
+    ("BusinessGlossary.Revenue", "addedGlossaryTerm"),
 ])
 def test_describe_of_a_tag_term_or_column_has_the_events_that_added_or_removed_it(embedded, remote, node, relation):
     """ut4a #5: a tag, glossary term or column gave a 3-triple stub with none of the events that used it.
