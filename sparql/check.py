@@ -118,9 +118,14 @@ def _label(store: TripleStore, node: ox.NamedNode, cache: dict) -> str | None:
         r = {k: (display_text(v) if v is not None else "") for k, v in rows[0].items()} if rows else {}
         kind = r.get("kind")
         if kind == "event":
+            # an event id that came with two contents holds both users and times: show both, never
+            # one line's user beside the other's time (ut12 #11)
+            users = " / ".join(sorted({display_text(x["user"]) for x in rows if x["user"] is not None}))
+            times = " / ".join(sorted({display_text(x["time"]) for x in rows if x["time"] is not None}))
             parts = [f"event {r['event_id']}".rstrip(), r["event_type"], f"on {r['entity_name'] or '?'}",
-                     f"by {r['user']}" if r["user"] else "", f"at {r['time']}"]
-            cache[node] = " ".join(p for p in parts if p)
+                     f"by {users}" if users else "", f"at {times}"]
+            conflict = " (one event id with several contents)" if "/" in users + times else ""
+            cache[node] = " ".join(p for p in parts if p) + conflict
         elif kind == "version":
             cache[node] = f"version {r['version'] or '?'} of {r['entity_name'] or '?'}"
         elif kind == "entity" and r["entity_name"] != node.value:

@@ -794,6 +794,32 @@ def test_a_hard_delete_repeats_the_last_change_but_makes_none(tmp_path):
     assert state() == set()  # hard-deleted now
 
 
+def test_one_event_id_with_two_contents_gives_no_duplicate_rows_and_an_honest_label(tmp_path):
+    """ut12 #11: one event id mapped from two exports with another time and user: who-changed gave each
+    (time, user) pair twice, and check's label mixed one line's user with the other's time."""
+    from changeprov.mapping.reference import map_to_files
+    from changeprov.sparql.check import _label
+
+    t = 1_704_139_200_000
+    line = {"id": "c-1", "eventType": "entityUpdated", "entityType": "table", "entityId": "t-1",
+            "entityFullyQualifiedName": "s.d.x.t", "userName": "alice", "timestamp": t,
+            "previousVersion": 0.1, "currentVersion": 0.2,
+            "changeDescription": {"fieldsAdded": [{"name": "description", "newValue": "d"}], "fieldsUpdated": [],
+                                  "fieldsDeleted": [], "previousVersion": 0.1}}
+    store = open_store("embedded", path=tmp_path / "db", create=True)
+    for i, other in enumerate([{}, {"timestamp": t + 3_600_000, "userName": "mallory"}]):
+        src = tmp_path / f"e{i}.jsonl"
+        src.write_text(json.dumps({**line, **other}) + "\n")
+        map_to_files([str(src)], tmp_path / f"x{i}.nt", tmp_path / f"q{i}.jsonl")
+        with (tmp_path / f"x{i}.nt").open("rb") as nt:
+            store.load_ntriples(nt)
+    rows = run_query(store, get_query("who-changed"), {"entity": "s.d.x.t"})
+    assert len(rows.rows) == len(set(rows.rows)) == 4  # the documented cross product, each once
+    (event,) = {r["event"] for r in rows.dicts()}
+    assert _label(store, event, {}) == ("event c-1 EntityUpdated on s.d.x.t by alice / mallory at "
+                                        "2024-01-01T20:00:00.000Z / 2024-01-01T21:00:00.000Z (one event id with several contents)")
+
+
 UP_DOWN = {"up": "11111111-0000-0000-0000-000000000001", "down": "11111111-0000-0000-0000-000000000002"}
 
 
