@@ -699,6 +699,26 @@ def test_impact_of_a_dataset_reaches_the_charts_and_dashboards_that_read_it(tmp_
     assert [(r["asset_name"].value, r["hops"].value, r["owners"] and r["owners"].value) for r in rows] == want
 
 
+def test_a_status_delete_after_a_soft_delete_restores_but_not_inside_a_hard_delete(tmp_path):
+    """ut10a #14: DataHub undoes a soft delete by deleting the status aspect (its StatusChangeEventGenerator
+    emits REINSTATE), which was not a restore; a hard delete deletes the status aspect too, in its own
+    millisecond, and that is none."""
+    t, hour = 1_704_139_200_000, 3_600_000
+    back, gone = DS("hive,db.back"), DS("hive,db.gone")
+    removed = {"removed": True}
+    events = [
+        _dh_mcl(back, "status", t, "1", value=removed),
+        _dh_mcl(back, "status", t + hour, "2", change="DELETE", previous=("1", removed)),
+        _dh_mcl(gone, "status", t, "1", value=removed),
+        _dh_mcl(gone, "status", t + hour, "2", change="DELETE", previous=("1", removed)),
+        _dh_mcl(gone, "datasetKey", t + hour, "2", change="DELETE", previous=("1", {"name": "gone"})),
+    ]
+    rows = run_query(_store_of(events, tmp_path), get_query("deleted-entities"), {}).dicts()
+    got = {(r["entity_name"].value, r["deletion"].value): r["restored_at"] and r["restored_at"].value for r in rows}
+    assert got == {(back, "SoftDeleted"): "2024-01-01T21:00:00Z", (gone, "SoftDeleted"): None,
+                   (gone, "HardDeleted"): None}
+
+
 def test_deleted_entities_sees_restores_in_the_same_millisecond_and_re_creation(tmp_path):
     """A user's test: a restore in the delete's millisecond was not seen (it has the higher version),
     and a DataHub dataset re-created after a hard delete (same URN, live again) showed as never restored."""
