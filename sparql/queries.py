@@ -541,35 +541,57 @@ def _answer(store: TripleStore, q: NamedQuery, bound: Mapping) -> Rows:
     return collect(rows, q.collect) if q.collect else rows
 
 
-# the field changes about a column (docs/model.md "Which column a field change is about") and the
-# entities whose events made them: the first pattern alone, the rest nested (docs/queries.md rule 1)
+# the field changes about a column (docs/model.md "Which column a field change is about") or that
+# added, removed or changed it (a table's columns, a dataset's schemaMetadata), with their events
+# and the entities those affect: the first pattern alone, the rest nested (docs/queries.md rule 1)
 _COLUMN_FIELDS = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
-                  "SELECT DISTINCT ?entity ?table ?field WHERE {\n#@bindings\n"
-                  "?fc om:aboutColumn ?entity\n"
+                  "SELECT DISTINCT ?entity ?table ?field ?event ?rel WHERE {\n#@bindings\n"
+                  "?fc ?rel ?entity\n"
+                  "FILTER(?rel IN (om:aboutColumn, om:addedSchemaField, om:removedSchemaField, om:changedSchemaField))\n"
                   "OPTIONAL { ?fc om:fieldName ?field }\n"
                   "OPTIONAL { ?cd om:fieldsAdded|om:fieldsUpdated|om:fieldsDeleted ?fc\n"
                   "  OPTIONAL { ?event om:hasChangeDescription ?cd OPTIONAL { ?event om:affectsEntity ?table } } }\n"
                   "FILTER(BOUND(?table) && BOUND(?field)) } ORDER BY ?table ?field")
 
 
+_OM = "https://open-metadata.org/schema/type/changeEvent/"
+_NAMES_OF = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+             "SELECT ?node ?fqn ?urn WHERE {\n#@bindings\n"
+             "OPTIONAL { ?node om:fullyQualifiedName ?fqn } OPTIONAL { ?node om:urn ?urn } }")
+
+
 def _about_column(store: TripleStore, q: NamedQuery, bound: Mapping, notes: list[str]) -> Rows:
-    """A column has no events of its own: its changes are its table's, about it (columns.NAME.FIELD;
-    ``# column-field:`` names the answer's column of field names). The table's answer, those rows only."""
-    tables: dict = defaultdict(set)
-    for r in store.select(_COLUMN_FIELDS, {"entity": bound["entity"]}).dicts():
-        tables[r["table"]].add(r["field"].value)
+    """A column has no events of its own: its changes are its table's, about it (columns.NAME.FIELD)
+    or adding, dropping or changing it (``# column-field:`` names the answer's column of field names).
+    The table's answer, only the rows of those fields and events."""
+    column = bound["entity"]
+    tables: dict = defaultdict(lambda: (set(), set()))
+    schema_fields = set()  # fields whose members are the table's columns: a row there is about one column
+    for r in store.select(_COLUMN_FIELDS, {"entity": column}).dicts():
+        tables[r["table"]][0].add(r["field"].value)
+        tables[r["table"]][1].add(r["event"])
+        if r["rel"].value != _OM + "aboutColumn":
+            schema_fields.add(r["field"].value)
+    names = {column.value}
+    for row in store.select(_NAMES_OF, {"node": column}).dicts():
+        names |= {row[k].value for k in ("fqn", "urn") if row.get(k) is not None}
     out, variables = [], None
-    for table, fields in tables.items():
+    for table, (fields, events) in tables.items():
         rows = _answer(store, q, {**bound, "entity": table})
         variables, i = rows.variables, rows.variables.index(q.column_field)
-        # a collected column holds "+a, ~b": the names after their mark
-        out += [r for r in rows.rows if r[i] is not None
-                and fields & {name.lstrip("+~-") for name in r[i].value.split(", ")}]
-    if not out:
+        e = rows.variables.index("event") if "event" in rows.variables else None
+        v = rows.variables.index("value") if "value" in rows.variables else None
+        # a collected column holds "+a, ~b": the names after their mark; a member row (a table's
+        # columns) is about this column only when it names it
+        out += [r for r in rows.rows if r[i] is not None and (e is None or r[e] in events)
+                and fields & {name.lstrip("+~-") for name in r[i].value.split(", ")}
+                and (v is None or r[i].value not in schema_fields or (r[v] is not None and r[v].value in names))]
+    if not tables:
         return Rows(variables or [], [])
-    names = sorted(_current_name(store, table) or table.value for table in tables)
-    notes.append(f"this is a column: it has no events of its own; these are the rows of {', '.join(names)} "
-                 f"about it ({', '.join(sorted(set().union(*tables.values())))})")
+    names = ", ".join(sorted(_current_name(store, table) or table.value for table in tables))
+    notes.append(f"this is a column: it has no events of its own; " + (
+        f"these are the rows of {names} about it ({', '.join(sorted(set().union(*(f for f, _ in tables.values()))))})"
+        if out else f"{names} has no rows about it here"))
     return Rows(variables, out)
 
 
