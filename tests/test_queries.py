@@ -708,19 +708,21 @@ def test_a_status_delete_after_a_soft_delete_restores_but_not_inside_a_hard_dele
     emits REINSTATE), which was not a restore; a hard delete deletes the status aspect too, in its own
     millisecond, and that is none."""
     t, hour = 1_704_139_200_000, 3_600_000
-    back, gone = DS("hive,db.back"), DS("hive,db.gone")
     removed = {"removed": True}
-    events = [
-        _dh_mcl(back, "status", t, "1", value=removed),
-        _dh_mcl(back, "status", t + hour, "2", change="DELETE", previous=("1", removed)),
-        _dh_mcl(gone, "status", t, "1", value=removed),
-        _dh_mcl(gone, "status", t + hour, "2", change="DELETE", previous=("1", removed)),
-        _dh_mcl(gone, "datasetKey", t + hour, "2", change="DELETE", previous=("1", {"name": "gone"})),
-    ]
+    # ut13 #4: a hard delete deletes the aspects one by one, each with its own clock reading
+    status_then_key = {"back": None, "gone": 0, "before": 3, "after": -4}  # ms from the status DELETE to the key's
+    events = []
+    for name, key_after in status_then_key.items():
+        ds = DS(f"hive,db.{name}")
+        events += [_dh_mcl(ds, "status", t, "1", value=removed),
+                   _dh_mcl(ds, "status", t + hour, "2", change="DELETE", previous=("1", removed))]
+        if key_after is not None:
+            events.append(_dh_mcl(ds, "datasetKey", t + hour + key_after, "2", change="DELETE", previous=("1", {"name": name})))
     rows = run_query(_store_of(events, tmp_path), get_query("deleted-entities"), {}).dicts()
     got = {(r["entity_name"].value, r["deletion"].value): r["restored_at"] and r["restored_at"].value for r in rows}
-    assert got == {(back, "SoftDeleted"): "2024-01-01T21:00:00Z", (gone, "SoftDeleted"): None,
-                   (gone, "HardDeleted"): None}
+    assert got == {(DS("hive,db.back"), "SoftDeleted"): "2024-01-01T21:00:00Z",
+                   **{(DS(f"hive,db.{n}"), kind): None for n in ("gone", "before", "after")
+                      for kind in ("SoftDeleted", "HardDeleted")}}
 
 
 def test_deleted_entities_sees_restores_in_the_same_millisecond_and_re_creation(tmp_path):
