@@ -465,3 +465,27 @@ def test_a_tag_an_entity_was_created_with_says_so(tmp_path):
     got = sorted((f.summary, f.details["at_creation"]) for f in rep.of_kind("sensitive-tag"))
     assert got == [("tag PII.Sensitive added to columns.email.tags at creation by ingestion-bot", True),
                    ("tag PII.Sensitive added to tags by ingestion-bot", False)]
+
+
+def test_a_dropped_column_used_by_another_table_is_not_used_by_this_one(tmp_path):
+    """ut13 #2: a drop was "used" by every dependent once any column edge started at the column, even
+    one into another table: c reads only a.y, so dropping a.x breaks b and not c."""
+    t = 1_704_139_200_000
+
+    def lineage(n, down, column):
+        return {"id": f"lin-{n}", "eventType": "entityLineageAdded", "entityType": "lineage", "entityId": f"l-{n}",
+                "entityFullyQualifiedName": f"s.d.x.a--upstream-->s.d.x.{down}", "userName": "alice", "timestamp": t,
+                "entity": {"fromEntity": {"id": "a", "type": "table", "fullyQualifiedName": "s.d.x.a"},
+                           "toEntity": {"id": down, "type": "table", "fullyQualifiedName": f"s.d.x.{down}"},
+                           "lineageDetails": {"columnsLineage": [
+                               {"fromColumns": [f"s.d.x.a.{column}"], "toColumn": f"s.d.x.{down}.{column}"}]}}}
+
+    drop = {"id": "drop", "eventType": "entityUpdated", "entityType": "table", "entityId": "a",
+            "entityFullyQualifiedName": "s.d.x.a", "userName": "bob", "timestamp": t + 60_000,
+            "previousVersion": 0.1, "currentVersion": 0.2,
+            "changeDescription": {"fieldsAdded": [], "fieldsUpdated": [], "previousVersion": 0.1, "fieldsDeleted": [
+                {"name": "columns", "oldValue": json.dumps([{"name": "x", "fullyQualifiedName": "s.d.x.a.x"}])}]}}
+    db = _mapped_store([lineage(1, "b", "x"), lineage(2, "c", "y"), drop], tmp_path)
+    with open_store("embedded", path=db, read_only=True) as store:
+        (finding,) = run_audit(store, now_ms=NOW_MS).of_kind("schema-drop")
+    assert (finding.details["dependents"], finding.details["unused_by"]) == (["s.d.x.b"], ["s.d.x.c"])
