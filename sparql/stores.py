@@ -237,6 +237,9 @@ class EmbeddedStore(TripleStore):
                 raise StoreError(f"cannot create store {self.path}: {exc}") from None
         try:
             self._store = ox.Store.read_only(str(self.path)) if read_only else ox.Store(str(self.path))
+        except RuntimeError as exc:  # the engine's files are there but unreadable (ut13 #5)
+            raise StoreError(f"cannot open store {self.path}: it is damaged ({exc}); load the export again into "
+                             "a new store, or restore a copy taken while no changeprov was writing it") from None
         except OSError as exc:
             # only a lock failure is another process's doing (ut12 #10: an unusable path was not)
             hint = (" (one writer process per on-disk store; is another changeprov using it?)"

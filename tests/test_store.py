@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import re
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
@@ -791,3 +792,13 @@ def test_an_unusable_store_path_is_not_blamed_on_a_lock(tmp_path):
     with open_store("embedded", path=tmp_path / "db", create=True):
         with pytest.raises(StoreError, match=re.escape("is another changeprov using it?")):
             open_store("embedded", path=tmp_path / "db")
+
+
+def test_a_damaged_store_is_an_error_not_a_bug(tmp_path, capsys):
+    """ut13 #5: a store with a corrupt CURRENT file (a copy still running) was "a bug in changeprov"."""
+    with open_store("embedded", path=tmp_path / "db", create=True) as store:
+        store.load_ntriples(io.BytesIO(b"<a:s> <a:p> <a:o> .\n"))
+    (tmp_path / "db" / "CURRENT").write_text("junk\n")
+    assert main(["query", "deleted-entities", "--store", str(tmp_path / "db")]) == 2
+    err = capsys.readouterr().err
+    assert f"cannot open store {tmp_path / 'db'}: it is damaged" in err and "bug" not in err
