@@ -127,7 +127,8 @@ def _label(store: TripleStore, node: ox.NamedNode, cache: dict) -> str | None:
             conflict = " (one event id with several contents)" if "/" in users + times else ""
             cache[node] = " ".join(p for p in parts if p) + conflict
         elif kind == "version":
-            cache[node] = f"version {r['version'] or '?'} of {r['entity_name'] or '?'}"
+            aspect = f"{r['aspect']} " if r.get("aspect") else ""  # DataHub: which aspect's version (ut13 #7)
+            cache[node] = f"{aspect}version {r['version'] or '?'} of {r['entity_name'] or '?'}"
         elif kind == "entity" and r["entity_name"] != node.value:
             cache[node] = r["entity_name"]
         else:

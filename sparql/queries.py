@@ -517,12 +517,13 @@ def run_query(store: TripleStore, q: NamedQuery, values: Mapping[str, str] | Non
     if raw:
         return store.select(q.text, bound)
     rows = _answer(store, q, bound)
-    if not rows.rows and q.column_field and isinstance(bound.get("entity"), ox.NamedNode) \
-            and store.ask(_IS_COLUMN, {"entity": bound["entity"]}):
+    of_column = bool(not rows.rows and q.column_field and isinstance(bound.get("entity"), ox.NamedNode)
+                     and store.ask(_IS_COLUMN, {"entity": bound["entity"]}))
+    if of_column:  # its own note says why it is empty, if it is: the entity's checks would not apply
         rows = _about_column(store, q, bound, notes)
     rows = _renamed_shown_once(store, rows)
     keep = [i for i, v in enumerate(rows.variables) if q.param(v) is None]
-    for check in q.if_empty if not rows.rows else []:
+    for check in q.if_empty if not rows.rows and not of_column else []:
         notes += EMPTY_CHECKS[check](store, bound)
     for check in q.if_rows if rows.rows else []:
         notes += ROW_CHECKS[check](store, bound, rows)
@@ -716,6 +717,29 @@ _LAST_HARD_DELETE = ("PREFIX om: <https://open-metadata.org/schema/type/changeEv
                      "om:timestamp ?time . FILTER(COALESCE(?time <= ?as_of, true)) } ORDER BY DESC(?time) LIMIT 1")
 
 
+_NAMED_IN_JOB_LISTS = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+                       "ASK {\n#@bindings\n?fc om:addedInput|om:addedOutput ?entity }")
+_HAS_JOB_LISTS = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+                  "ASK {\n#@bindings\n?event om:affectsEntity ?entity FILTER EXISTS { ?event om:aspectName \"dataJobInputOutput\" } }")
+
+
+def _not_a_job(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Literal]) -> list[str]:
+    """job-io of a dataset answers nothing: say where its jobs are (ut13 #8)."""
+    if store.ask(_NAMED_IN_JOB_LISTS, {"entity": bound["job"]}) and not store.ask(_HAS_JOB_LISTS, {"entity": bound["job"]}):
+        return ["this is a dataset that jobs read or write, not a job: its jobs are in "
+                "`changeprov query job-candidates --param dataset=…` (every job that ever named it) and in "
+                "upstream/downstream with --param jobs=true"]
+    return []
+
+
+def _not_a_dataset(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Literal]) -> list[str]:
+    """job-candidates of a job answers nothing: say where its datasets are (ut13 #8)."""
+    if store.ask(_HAS_JOB_LISTS, {"entity": bound["dataset"]}):
+        return ["this is a job, not a dataset: its inputs and outputs are in "
+                "`changeprov query job-io --param job=…`"]
+    return []
+
+
 def _hard_deleted(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Literal]) -> list[str]:
     """An empty state after a hard delete is that delete, not "no field changes" (ut10a #6)."""
     found = store.select(_LAST_HARD_DELETE, {k: v for k, v in bound.items() if k in ("entity", "as_of")}).rows
@@ -727,7 +751,7 @@ def _hard_deleted(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Lite
 #: ``# if-empty: NAME`` checks: (store, bound parameters) → notes explaining an empty answer
 EMPTY_CHECKS = {"unversioned": _unversioned_or_unknown, "unchanged-field": _unchanged_field,
                 "impersonations": _impersonations, "column-lineage": _column_lineage,
-                "hard-deleted": _hard_deleted}
+                "hard-deleted": _hard_deleted, "not-a-job": _not_a_job, "not-a-dataset": _not_a_dataset}
 
 
 _CATEGORY = re.compile(r"[A-Z][A-Z_]*")

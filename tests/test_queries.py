@@ -165,6 +165,10 @@ def test_job_lists_follow_the_aspect_history(tmp_path):
     up = lambda k: hops(run_query(store, get_query("upstream"), {"entity": c, "as_of": str(t + k * hour), "jobs": "true"}))
     assert up(0) == {job: 1, a: 2, b: 2} and up(3) == {} and up(5) == {job: 1, a: 2}  # the DELETE took c too
     assert [r["job"].value for r in run_query(store, get_query("job-candidates"), {"dataset": b}).dicts()] == [job]
+    # ut13 #8: the wrong kind of entity answers nothing, and says where to ask
+    assert run_query(store, get_query("job-io"), {"job": b}).notes[0].startswith("this is a dataset that jobs read")
+    assert run_query(store, get_query("job-candidates"), {"dataset": job}).notes == [
+        "this is a job, not a dataset: its inputs and outputs are in `changeprov query job-io --param job=…`"]
 
 
 @pytest.mark.parametrize("column_name, name, column, want", [
@@ -790,7 +794,7 @@ def test_aspect_versions_numbered_again_after_a_hard_delete_are_no_finding(tmp_p
             == ["urn:li:tag:C", "urn:li:tag:D"]
     else:  # versions 1 (key and tags) and 2 (tags) generated twice in one life
         assert failed == {"prov/generation-unique", "shacl/cps:EntityVersion-generation SPARQL"}
-        assert sorted(r["version"].value for r in reused) == ["1", "1", "2"]
+        assert sorted(r["version"].value for r in reused) == ["datasetKey 1", "globalTags 1", "globalTags 2"]
 
 
 def test_a_hard_delete_repeats_the_last_change_but_makes_none(tmp_path):
