@@ -6,11 +6,14 @@ Every finding names the event IRIs that prove it, so a reviewer can ``changeprov
 
 from __future__ import annotations
 
+import datetime as _dt
 import re
 import time
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from typing import Iterable
+
+import pyoxigraph as ox
 
 from changeprov.mapping import terms
 from changeprov.sparql.formats import display_datetime, display_text
@@ -260,11 +263,42 @@ def _tag_findings(rows: list[dict]) -> list[Finding]:
     return out
 
 
-def _deletion_findings(rows: list[dict]) -> list[Finding]:
+_JOB_INPUTS = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+               "SELECT DISTINCT ?dataset ?job WHERE { ?fc om:addedInput ?dataset . ?cd om:fieldsAdded|om:fieldsUpdated ?fc .\n"
+               "?event om:hasChangeDescription ?cd . ?event om:affectsEntity ?job }")
+
+
+def _job_readers(store: TripleStore, rows: list[dict]) -> dict[tuple[str, str], list[str]]:
+    """(entity, time) of each deletion -> the DataHub jobs that still read it just before (ut13 #3):
+    a job's inputs are no lineage edge, yet the job breaks like a dependent does."""
+    io = get_query("job-io")
+    readers = defaultdict(set)  # every dataset any job ever read, once for the whole store
+    for r in store.select(_JOB_INPUTS).dicts():
+        readers[r["dataset"]].add(r["job"])
+    out: dict[tuple[str, str], list[str]] = {}
+    for entity, t in {(r["entity"], r["time"]) for r in rows}:
+        node = ox.NamedNode(entity)
+        jobs = sorted(readers.get(node, ()), key=str)
+        if not jobs:
+            continue
+        before = terms.xsd_datetime(_ms(t) - 1)  # the delete itself ends what it deletes
+        out[(entity, t)] = sorted(
+            user_name(job.value) for job in jobs
+            if store.select(io.text, {"job": job, "dataset": node, "only": ox.Literal("input"), "as_of": before}).rows)
+    return out
+
+
+def _ms(display: str) -> int:
+    return int(_dt.datetime.fromisoformat(display.replace("Z", "+00:00")).timestamp() * 1000)
+
+
+def _deletion_findings(rows: list[dict], jobs: dict[tuple[str, str], list[str]] | None = None) -> list[Finding]:
     out = []
     for (t, entity, deletion), group in _group(rows, lambda r: (r["time"], r["entity"], r["deletion"])).items():
         state: dict[str, str] = {}
         names: dict[str, str] = {}
+        for job in (jobs or {}).get((entity, t), []):
+            names[job], state[job] = job, "still"
         for r in group:
             dep, how = r.get("dependent"), r.get("dependency")
             if dep and how in ("still", "former"):
@@ -369,7 +403,8 @@ def run_audit(store: TripleStore, *, since: str | None = None, until: str | None
     findings += _bot_findings(_rows(store, "audit-bots", {**window, "bot_pattern": bot_pattern}, now_ms=now_ms))
     findings += _tag_findings(_rows(store, "audit-sensitive-tags", {**window, "tag_pattern": tag_pattern},
                                     now_ms=now_ms))
-    findings += _deletion_findings(_rows(store, "audit-deletions", window, now_ms=now_ms))
+    deletions = _rows(store, "audit-deletions", window, now_ms=now_ms)
+    findings += _deletion_findings(deletions, _job_readers(store, deletions))
     findings += _schema_findings(_rows(store, "audit-schema-drops", window, now_ms=now_ms))
     findings += _lineage_removed_findings(_rows(store, "audit-lineage-removed", window, now_ms=now_ms))
     order = list(KINDS)

@@ -489,3 +489,30 @@ def test_a_dropped_column_used_by_another_table_is_not_used_by_this_one(tmp_path
     with open_store("embedded", path=db, read_only=True) as store:
         (finding,) = run_audit(store, now_ms=NOW_MS).of_kind("schema-drop")
     assert (finding.details["dependents"], finding.details["unused_by"]) == (["s.d.x.b"], ["s.d.x.c"])
+
+
+def test_a_deleted_dataset_that_a_job_still_read_has_the_job_as_dependent(tmp_path):
+    """ut13 #3: a DataHub job's inputs are no lineage edge, so deleting a dataset that only a job read
+    was a plain deletion, while `impact --param jobs=true` named the job."""
+    t, hour = 1_704_139_200_000, 3_600_000
+    ds, job = DS("hive,db.src"), "urn:li:dataJob:(urn:li:dataFlow:(airflow,f,prod),load)"
+
+    def mcl(urn, kind, aspect, ms, change="UPSERT", value=None, previous=None):
+        event = {"entityType": kind, "entityUrn": urn, "changeType": change, "aspectName": aspect,
+                 "systemMetadata": {"lastObserved": ms, "version": "2" if previous else "1"},
+                 "created": {"time": ms, "actor": "urn:li:corpuser:bob"}}
+        if value is not None:
+            event["aspect"] = {"value": json.dumps(value), "contentType": "application/json"}
+        if previous is not None:
+            event["previousAspectValue"] = {"value": json.dumps(previous), "contentType": "application/json"}
+            event["previousSystemMetadata"] = {"version": "1"}
+        return event
+
+    events = [mcl(ds, "dataset", "datasetKey", t, value={"name": "src"}),
+              mcl(job, "dataJob", "dataJobInputOutput", t, value={"inputDatasets": [ds], "outputDatasets": []}),
+              mcl(ds, "dataset", "datasetKey", t + hour, change="DELETE", previous={"name": "src"})]
+    db = _mapped_store(events, tmp_path)
+    with open_store("embedded", path=db, read_only=True) as store:
+        report = run_audit(store, now_ms=NOW_MS)
+    (finding,) = report.of_kind("deletion-with-dependents")
+    assert (finding.entity_name, finding.details["dependents"]) == (ds, [job])
