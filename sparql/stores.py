@@ -105,6 +105,16 @@ def sparql_syntax_error(detail: str, query: str) -> InputError:
             + ": " + text[where.end():]
     if len(text) > 400:
         text = text[:400] + " …"
+    # the two slips the parser's list of expected tokens hides (ut13 #10)
+    if where and "Prefix not found" in detail:
+        prefix = re.search(r"([A-Za-z][\w.-]*)?:[\w.%-]*$", before.rstrip())
+        name = prefix.group(1) or "" if prefix else None
+        if name is not None:
+            return InputError(f"SPARQL syntax error at line {line_no}, column {column}: the prefix {name}: is not "
+                              f"declared (add PREFIX {name}: <…> before the query)")
+    # (not when the parser still wanted a term: the query stops inside a pattern, say)
+    if where and at_end and query.count("{") > query.count("}") and '"?"' not in text and "a name" not in text:
+        text += f" (a closing '}}' is missing: {query.count('{')} '{{' against {query.count('}')} '}}')"
     return InputError(f"SPARQL syntax error {text}" if where else f"SPARQL syntax error: {text}")
 
 

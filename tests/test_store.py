@@ -802,3 +802,15 @@ def test_a_damaged_store_is_an_error_not_a_bug(tmp_path, capsys):
     assert main(["query", "deleted-entities", "--store", str(tmp_path / "db")]) == 2
     err = capsys.readouterr().err
     assert f"cannot open store {tmp_path / 'db'}: it is damaged" in err and "bug" not in err
+
+
+@pytest.mark.parametrize("text, message", [
+    ("SELECT ?x WHERE { ?x a prov:Entity } LIMIT 1",
+     "SPARQL syntax error at line 1, column 35: the prefix prov: is not declared (add PREFIX prov: <…> before the query)"),
+    ("SELECT * WHERE { ?s ?p ?o  LIMIT 1", "(a closing '}' is missing: 1 '{' against 0 '}')"),
+])
+def test_two_syntax_slips_are_named(text, message, tmp_path):
+    """ut13 #10: an undeclared prefix read as a list of parser tokens, a missing } as "expected OPTIONAL"."""
+    with open_store("embedded", path=tmp_path / "db", create=True) as store:
+        with pytest.raises(InputError, match=re.escape(message)):
+            store.select(text)
