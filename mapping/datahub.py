@@ -143,7 +143,9 @@ def map_ece(obj: dict, *, at: str = "") -> Graph:
     modifier = get(obj, "modifier", str, at=at)
     parameters = get(obj, "parameters", dict, at=at)
 
-    event = minted("event", ECE, entity_urn, category, operation, modifier or "", str(ms), actor or "")
+    # parameters are part of the event: two owners given one owner type in one edit differ only there
+    event = minted("event", ECE, entity_urn, category, operation, modifier or "", str(ms), actor or "",
+                   terms.canonical_json(parameters) if parameters is not None else "")
     g = Graph()
     entity = entity_node(g, at + "entityUrn", entity_urn, asset_type=entity_type)
     agent = agent_node(g, at + "auditStamp.actor", actor) if actor else None

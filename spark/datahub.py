@@ -303,8 +303,10 @@ def _ece_head(plan: Plan, f: Fields, ck: Checks, *, at: str) -> dict:
                                 F.when(~absent(f.kind["parameters"]), F.concat(F.lit('"parameters":'), F.to_json(params_v)))),
         F.lit("}")))
     h["payload"] = b(p + "payload", payload)
+    # parameters are part of the event (map_ece): the canonical JSON both mappers write in the payload
+    params_text = F.when(~absent(f.kind["parameters"]), F.to_json(params_v)).otherwise(F.lit(""))
     h["event"] = b(p + "event", minted("event", F.lit(ECE), urn, category, operation, F.coalesce(modifier, F.lit("")),
-                                       h["ms"].cast("string"), F.coalesce(actor, F.lit(""))))
+                                       h["ms"].cast("string"), F.coalesce(actor, F.lit("")), params_text))
     h["safe"] = b(p + "safe", iri_safe(urn))
     plan.next()
     return h

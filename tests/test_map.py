@@ -366,3 +366,20 @@ def test_an_event_id_with_different_content_keeps_its_first_line_and_quarantines
     assert (counts["mapped"], counts["quarantined"], counts["distinct_events"]) == (3, 3, 2)
     assert set((tmp_path / "o.nt").read_bytes().splitlines(keepends=True)) == nt_lines(first) | nt_lines(
         om_update("x", event_id="other"))
+
+
+def test_datahub_change_events_that_differ_only_in_parameters_are_two_events(tmp_path):
+    """ut14 #1: two owners given one owner type in one edit are two OWNERSHIP MODIFY events that differ
+    only in parameters.ownerUrn; the event id left parameters out, so the second was DUPLICATE_EVENT."""
+    from changeprov.mapping.reference import map_to_files
+
+    event = {"entityType": "dataset", "entityUrn": "urn:li:dataset:(urn:li:dataPlatform:hive,db.t,PROD)",
+             "category": "OWNERSHIP", "operation": "MODIFY", "modifier": "BUSINESS_OWNER",
+             "auditStamp": {"time": 1709546700000, "actor": "urn:li:corpuser:carol"},
+             "parameters": {"ownerUrn": "urn:li:corpuser:alice"}}
+    other = {**event, "parameters": {"ownerUrn": "urn:li:corpuser:bob"}}
+    src = tmp_path / "ece.jsonl"
+    src.write_text("".join(json.dumps(e) + "\n" for e in (event, other, event)))  # the last one a replay
+    counts = map_to_files([str(src)], tmp_path / "x.nt", tmp_path / "q.jsonl").as_dict()
+    assert (counts["mapped"], counts["quarantined"]) == (3, 0), (tmp_path / "q.jsonl").read_text()
+    assert (tmp_path / "x.nt").read_text().count("> <https://open-metadata.org/schema/type/changeEvent/eventType>") == 2

@@ -260,6 +260,9 @@ HOSTILE = {
     "ece-owner-remove-group": ece(category="OWNER", operation="REMOVE", modifier=None,
                                   parameters={"ownerUrn": "urn:li:corpGroup:eng"}),
     "ece-domain": ece(category="DOMAIN", parameters={"domainUrn": "urn:li:domain:d"}),
+    # the event IRI hashes the parameters' canonical JSON (ut14 #1): numbers, key order, non-ASCII keys
+    "ece-owner-params": ece(category="OWNERSHIP", operation="MODIFY", modifier="BUSINESS_OWNER", parameters={
+        "ownerUrn": "urn:li:corpuser:bob", "n": 1.50, "big": 1e22, "\u00fc": "x", "a": {"z": [1, None], "b": True}}),
     "ece-schema-modify": ece(category="TECHNICAL_SCHEMA", operation="MODIFY",
                              parameters={"fieldUrn": "urn:li:schemaField:(x,y)"}),
     "ece-proposal-bad": ece(category="LIFECYCLE", operation="CREATE", parameters={"resourceUrn": "not a urn"}),
