@@ -772,7 +772,7 @@ def _datahub_views(_store: TripleStore, _bound: Mapping, rows: Rows) -> list[str
             f"here {', '.join(aspects[:6])}{', …' if len(aspects) > 6 else ''}: the aspect's value, list aspects "
             f"one row per member) and as a change-event category (its EntityChangeEvent; here "
             f"{', '.join(categories[:6])}{', …' if len(categories) > 6 else ''}: one row per member or modifier)"
-            + ("; OWNER/OWNERSHIP and ownership list the same owners" if "ownership" in aspects
+            + ("; OWNERSHIP (also the older OWNER) and ownership list the same owners" if "ownership" in aspects
                and {"OWNER", "OWNERSHIP"} & set(categories) else "")]
 
 

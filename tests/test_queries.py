@@ -289,13 +289,13 @@ def test_entity_state_golden(store):
 
 
 @pytest.mark.parametrize("as_of, expected", [
-    ("2024-03-08", {("OWNER", "urn:li:corpuser:alice"), ("STRUCTURED_PROPERTY", "io.acme.data_tier=GOLD"),
+    ("2024-03-08", {("OWNERSHIP", "urn:li:corpuser:alice"), ("STRUCTURED_PROPERTY", "io.acme.data_tier=GOLD"),
                     ("STRUCTURED_PROPERTY", "io.acme.retention_days=365.0")}),
-    ("2024-03-19", {("OWNER", "urn:li:corpuser:alice"), ("OWNER", "urn:li:corpuser:bob"),
+    ("2024-03-19", {("OWNERSHIP", "urn:li:corpuser:alice"), ("OWNERSHIP", "urn:li:corpuser:bob"),
                     ("STRUCTURED_PROPERTY", "io.acme.data_tier=GOLD")}),
     # alice's owner type changed (OWNERSHIP MODIFY, modifier BUSINESS_OWNER): still alice, no row of
     # its own, which a later REMOVE of alice would not hide (ut10a #5)
-    ("2026-06-01", {("OWNER", "urn:li:corpuser:alice"), ("STRUCTURED_PROPERTY", "io.acme.data_tier=GOLD")}),
+    ("2026-06-01", {("OWNERSHIP", "urn:li:corpuser:alice"), ("STRUCTURED_PROPERTY", "io.acme.data_tier=GOLD")}),
 ])
 def test_entity_state_of_datahub_change_event_categories(store, as_of, expected):
     """ut5a #2, #3: bob, removed by an OWNERSHIP REMOVE (the category OWNER was renamed), stayed an owner;
@@ -308,9 +308,7 @@ def test_entity_state_of_datahub_change_event_categories(store, as_of, expected)
             p = json.loads(value)["parameters"]
             values = ",".join(str(v) for v in json.loads(p["propertyValues"]))
             got.add((field, f"{p['propertyUrn'].rsplit(':', 1)[1]}={values}"))
-        elif field == "OWNERSHIP":
-            got.add((field, json.loads(value)["modifier"]))
-        elif field == "OWNER":
+        elif field == "OWNERSHIP":  # DataHub's OWNER and OWNERSHIP (its newer name): one list (ut14 #3)
             got.add((field, value))
     assert got == expected
 
@@ -1600,15 +1598,25 @@ def test_a_time_before_the_entity_existed_says_so(embedded):
     assert at_creation.rows and not at_creation.notes
 
 
+@pytest.mark.parametrize("field", ["OWNER", "OWNERSHIP"])
+def test_who_changed_owners_under_either_name_of_the_category(store, field):
+    """ut14 #3: DataHub renamed the change category OWNER to OWNERSHIP; field=OWNER missed every change
+    after the rename (fct_orders: bob removed and alice's type changed in 2026)."""
+    rows = run_query(store, get_query("who-changed"), {"entity": FCT, "field": field}).dicts()
+    assert sorted((r["time"].value[:4], r["field_name"].value, r["change"].value) for r in rows) == [
+        ("2024", "OWNER", "added"), ("2024", "OWNER", "added"), ("2026", "OWNERSHIP", "deleted"),
+        ("2026", "OWNERSHIP", "updated")]
+
+
 def test_a_datahub_state_says_it_lists_aspects_and_change_categories(embedded):
     """ut6a #7: fct_orders' state lists OWNER and ownership (and DOMAIN and domains) with no word on why."""
     rows = run_query(embedded, get_query("entity-state"), {"entity": FCT})
     fields = {r[0].value for r in rows.rows}
-    assert {"OWNER", "ownership", "DOMAIN", "domains"} <= fields
+    assert {"OWNERSHIP", "ownership", "DOMAIN", "domains"} <= fields and "OWNER" not in fields
     (note,) = rows.notes
     assert note.startswith("DataHub reports a change twice and both views are listed: as an aspect")
     assert "here datasetKey, domains, glossaryTerms, ownership," in note and "APPLICATION, DOMAIN," in note
-    assert note.endswith("; OWNER/OWNERSHIP and ownership list the same owners")
+    assert note.endswith("; OWNERSHIP (also the older OWNER) and ownership list the same owners")
     # one view only (before fct_orders' first change event), or an OpenMetadata entity: no note
     early = run_query(embedded, get_query("entity-state"), {"entity": FCT, "as_of": "2024-03-03"})
     assert early.rows and not early.notes
