@@ -517,10 +517,10 @@ def run_query(store: TripleStore, q: NamedQuery, values: Mapping[str, str] | Non
     if raw:
         return store.select(q.text, bound)
     rows = _answer(store, q, bound)
-    of_column = bool(not rows.rows and q.column_field and isinstance(bound.get("entity"), ox.NamedNode)
+    of_column = bool(q.column_field and isinstance(bound.get("entity"), ox.NamedNode)
                      and store.ask(_IS_COLUMN, {"entity": bound["entity"]}))
     if of_column:  # its own note says why it is empty, if it is: the entity's checks would not apply
-        rows = _about_column(store, q, bound, notes)
+        rows = _about_column(store, q, bound, notes, own=rows)
     rows = _renamed_shown_once(store, rows)
     keep = [i for i, v in enumerate(rows.variables) if q.param(v) is None]
     for check in q.if_empty if not rows.rows and not of_column else []:
@@ -561,10 +561,11 @@ _NAMES_OF = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
              "OPTIONAL { ?node om:fullyQualifiedName ?fqn } OPTIONAL { ?node om:urn ?urn } }")
 
 
-def _about_column(store: TripleStore, q: NamedQuery, bound: Mapping, notes: list[str]) -> Rows:
-    """A column has no events of its own: its changes are its table's, about it (columns.NAME.FIELD)
-    or adding, dropping or changing it (``# column-field:`` names the answer's column of field names).
-    The table's answer, only the rows of those fields and events."""
+def _about_column(store: TripleStore, q: NamedQuery, bound: Mapping, notes: list[str], *, own: Rows) -> Rows:
+    """A column's changes are its table's, about it (columns.NAME.FIELD) or adding, dropping or changing
+    it (``# column-field:`` names the answer's column of field names): the table's answer, only the
+    rows of those fields and events, after the column's own rows (``own``: DataHub change events on a
+    schemaField are the column's; OpenMetadata columns have none)."""
     column = bound["entity"]
     tables: dict = defaultdict(lambda: (set(), set()))
     schema_fields = set()  # fields whose members are the table's columns: a row there is about one column
@@ -576,7 +577,7 @@ def _about_column(store: TripleStore, q: NamedQuery, bound: Mapping, notes: list
     names = {column.value}
     for row in store.select(_NAMES_OF, {"node": column}).dicts():
         names |= {row[k].value for k in ("fqn", "urn") if row.get(k) is not None}
-    out, variables = [], None
+    out, variables = list(own.rows), own.variables or None
     for table, (fields, events) in tables.items():
         rows = _answer(store, q, {**bound, "entity": table})
         variables, i = rows.variables, rows.variables.index(q.column_field)
@@ -588,11 +589,17 @@ def _about_column(store: TripleStore, q: NamedQuery, bound: Mapping, notes: list
                 and fields & {name.lstrip("+~-") for name in r[i].value.split(", ")}
                 and (v is None or r[i].value not in schema_fields or (r[v] is not None and r[v].value in names))]
     if not tables:
-        return Rows(variables or [], [])
+        return own
     names = ", ".join(sorted(_current_name(store, table) or table.value for table in tables))
-    notes.append(f"this is a column: it has no events of its own; " + (
-        f"these are the rows of {names} about it ({', '.join(sorted(set().union(*(f for f, _ in tables.values()))))})"
-        if out else f"{names} has no rows about it here"))
+    about = sorted(set().union(*(f for f, _ in tables.values())))
+    if own.rows:  # ut14 #5: a DataHub schemaField has change events of its own
+        notes.append(f"this is a column: its own rows and the rows of {names} about it ({', '.join(about)})")
+        if "time" in variables:  # one history, in time order (a stable sort keeps each part's order)
+            t = variables.index("time")
+            out.sort(key=lambda r: _instant(r[t].value) if r[t] is not None else _dt.datetime.max.replace(tzinfo=_dt.timezone.utc))
+    else:
+        notes.append(f"this is a column: it has no events of its own; " + (
+            f"these are the rows of {names} about it ({', '.join(about)})" if out else f"{names} has no rows about it here"))
     return Rows(variables, out)
 
 

@@ -189,6 +189,16 @@ def test_a_column_answers_with_its_tables_rows_about_it(store, column_name, name
     assert len(rows.notes) == 1 and rows.notes[0].startswith(f"this is a column: it has no events of its own; ")
 
 
+def test_a_datahub_column_with_change_events_of_its_own_also_has_its_tables_rows(store):
+    """ut14 #5: a schemaField with its own TAG / GLOSSARY_TERM change events lost the table's rows about
+    it (its creation in schemaMetadata), and a note said it had no events of its own."""
+    email = "urn:li:schemaField:(%s,email)" % CUST
+    rows = run_query(store, get_query("entity-history"), {"entity": email})
+    assert [(r["time"].value[:10], r["event_type"].value) for r in rows.dicts()] == [
+        ("2024-03-01", "MclUpsert"), ("2024-03-04", "EceTag"), ("2024-03-04", "EceGlossaryTerm")]
+    assert rows.notes == [f"this is a column: its own rows and the rows of {CUST} about it (schemaMetadata)"]
+
+
 def test_lineage_before_any_edge_and_default_now(embedded):
     assert hops(run_query(embedded, get_query("upstream"), {"entity": LTV, "as_of": "2024-03-01"})) == {}
     assert hops(run_query(embedded, get_query("upstream"), {"entity": LTV})) == UPSTREAM_LTV["2024-03-21"]
