@@ -10,9 +10,13 @@ from pathlib import Path
 from changeprov.store_commands import _store_args
 
 AUDIT_EPILOG = """\
-Exit codes: 0 = no findings, 1 = findings were reported (normal for real logs: the bundled corpus has
-deletions, PII tags, an impersonated change, bot activity, ... so auditing it exits 1), 2 = error.
+Exit codes: 0 = no findings (of --fail-on's severity or higher), 1 = findings were reported (normal for
+real logs: the bundled corpus has deletions, PII tags, an impersonated change, bot activity, ... so
+auditing it exits 1; a nightly job that should fail only on breakage takes --fail-on high), 2 = error.
 The report is written even when the exit code is 1."""
+
+#: --fail-on: the findings that make the exit code 1
+FAIL_ON = {"low": ("low", "medium", "high"), "medium": ("medium", "high"), "high": ("high",), "never": ()}
 
 
 def configure_audit(p: argparse.ArgumentParser) -> None:
@@ -28,6 +32,9 @@ def configure_audit(p: argparse.ArgumentParser) -> None:
     p.add_argument("--until", metavar="TIME", help="only events at or before this time (a bare date = its end)")
     p.add_argument("--bot-pattern", metavar="REGEX",
                    help="case-insensitive regex on user names that marks bots (default: see audit-bots.rq)")
+    p.add_argument("--fail-on", choices=list(FAIL_ON), default="low",
+                   help="exit 1 when a finding of this severity or higher is reported (default: low, i.e. any; "
+                        "never: exit 0 whatever the findings)")
     p.add_argument("--tag-pattern", metavar="REGEX",
                    help="case-insensitive regex on tag / term names that marks classification or PII tags "
                         "(default: see audit-sensitive-tags.rq)")
@@ -58,4 +65,4 @@ def run_audit(args: argparse.Namespace) -> int:
     summary = ", ".join(f"{k} {n}" for k, n in counts.items()) or "none"
     where = "" if args.out == "-" else f" → {args.out}"
     print(f"audit: {len(report.findings)} finding(s) ({summary}){where}", file=sys.stderr)
-    return 1 if report.findings else 0
+    return 1 if any(f.severity in FAIL_ON[args.fail_on] for f in report.findings) else 0

@@ -516,3 +516,18 @@ def test_a_deleted_dataset_that_a_job_still_read_has_the_job_as_dependent(tmp_pa
         report = run_audit(store, now_ms=NOW_MS)
     (finding,) = report.of_kind("deletion-with-dependents")
     assert (finding.entity_name, finding.details["dependents"]) == (ds, [job])
+
+
+@pytest.mark.parametrize("fail_on, code", [("low", 1), ("medium", 0), ("high", 0), ("never", 0)])
+def test_fail_on_chooses_which_findings_make_exit_1(tmp_path, capsys, fail_on, code):
+    """ut14 #7: every DataHub store has a low finding (its ingestion bot), so `audit` always exited 1
+    and a nightly job under `set -e` always failed. A store whose only finding is a low deletion."""
+    event = {"id": "d-1", "eventType": "entitySoftDeleted", "entityType": "table", "entityId": "t-1",
+             "entityFullyQualifiedName": "s.d.x.t", "userName": "alice", "timestamp": 1_704_139_200_000,
+             "previousVersion": 0.1, "currentVersion": 0.2}
+    created = {**event, "id": "c-1", "eventType": "entityCreated", "timestamp": 1_704_139_100_000,
+               "previousVersion": 0.1, "currentVersion": 0.1}
+    db = _mapped_store([created, event], tmp_path)
+    argv = ["audit", "--store", str(db), "--out", str(tmp_path / "r.json"), "--format", "json", "--fail-on", fail_on]
+    assert main(argv) == code
+    assert json.loads((tmp_path / "r.json").read_text())["summary"]["by_kind"] == {"deletion": 1}
