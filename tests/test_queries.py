@@ -1698,6 +1698,19 @@ def test_describe_shows_the_runs_of_a_pipeline_and_of_what_they_used_or_made(emb
         assert {"executionStatus", "startedAtTime"} <= props, props
 
 
+def test_describe_has_the_datahub_proposals_for_the_entity(embedded, remote):
+    """ut14 #4: proposals (action requests) for customer_ltv were written (om:proposalFor) but nothing
+    read them: describe of the dataset now has the events that proposed something on it."""
+    triples = describe_triples(embedded, LTV)
+    assert {str(t) for t in triples} == {str(t) for t in describe_triples(remote, LTV)}
+    g = ox.Store()
+    g.extend(ox.Quad(t.subject, t.predicate, t.object) for t in triples)
+    rows = list(g.query("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/> SELECT ?who ?what WHERE { "
+                        f"?ev om:proposalFor <{LTV}> ; om:performedBy ?who ; om:hasChangeDescription ?cd . "
+                        "?cd ?rel ?fc . ?fc om:newValue ?what }"))
+    assert len(rows) == 4 and all("actionRequestType" in r["what"].value for r in rows)
+
+
 def test_describe_of_a_child_a_recursive_delete_took_has_the_delete(embedded):
     """ut7a #4: entity-history showed the cascading delete of OldMargin, describe did not."""
     triples = describe_triples(embedded, "BusinessGlossary.LegacyKPI.OldMargin")
