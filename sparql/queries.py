@@ -9,8 +9,8 @@ Each ``.rq`` file starts with a comment header that :func:`parse_header` reads::
     # driver: KIND [ARGS]      (optional: Python that runs the query, e.g. as the step of a breadth-first search)
     # if-empty: CHECK...       (optional: checks that explain an empty answer in a note, see EMPTY_CHECKS)
     # if-rows: CHECK...        (optional: checks that explain a non-empty answer in a note, see ROW_CHECKS)
-    # column-field: COLUMN     (optional: of a column, which has no events, the answer for its table, only
-    #                           the rows whose COLUMN names a field change about the column)
+    # column-field: COLUMN     (optional: of a column, its own rows and its table's answer, only the rows
+    #                           whose COLUMN names a field change about, adding or dropping the column)
     # any other comment line is free documentation
 
 Parameter TYPEs: ``entity`` and ``tag`` (an OpenMetadata FQN or a DataHub URN, resolved to the node
