@@ -199,6 +199,14 @@ def test_a_datahub_column_with_change_events_of_its_own_also_has_its_tables_rows
     assert rows.notes == [f"this is a column: its own rows and the rows of {CUST} about it (schemaMetadata)"]
 
 
+def test_a_creation_comes_first_in_its_millisecond(store):
+    """ut14 #9: a proposal created and set PENDING in one millisecond read PENDING before CREATED (the
+    two events were ordered by IRI)."""
+    rows = run_query(store, get_query("entity-history"),
+                     {"entity": "urn:li:actionRequest:0b6f2a7e-1c3d-4e5f-8a9b-0c1d2e3f4a5b"}).dicts()
+    assert [r["operation"].value for r in rows] == ["OpCreate", "OpPending", "OpCompleted"]
+
+
 def test_lineage_before_any_edge_and_default_now(embedded):
     assert hops(run_query(embedded, get_query("upstream"), {"entity": LTV, "as_of": "2024-03-01"})) == {}
     assert hops(run_query(embedded, get_query("upstream"), {"entity": LTV})) == UPSTREAM_LTV["2024-03-21"]
