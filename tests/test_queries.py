@@ -257,7 +257,8 @@ def test_entity_history_golden(store):
         ("2026-09-02T09:00", "EntityUpdated", "alice.wong", "0.3", "0.4",
          "+columns.customer_email.tags, +columns.order_total.description"),
         ("2026-09-02T10:35", "EntityUpdated", "carol.chen", "0.4", "0.4", "+followers"),
-        ("2026-09-02T11:00", "EntityLineageAdded", "bob.martinez", None, None, None),
+        # ut12 #9: which edge a lineage event added (it has no change description)
+        ("2026-09-02T11:00", "EntityLineageAdded", "bob.martinez", None, None, "+upstream kafka_prod.orders_events"),
         ("2026-09-04T08:30", "EntityUpdated", "ingestion-bot", "0.4", "0.5", "+columns"),
         ("2026-09-10T08:30", "EntityUpdated", "ingestion-bot", "0.5", "1.5", "-columns"),
         ("2026-09-10T09:10", "EntityUpdated", "carol.chen", "1.5", "1.5", "-followers"),
