@@ -837,6 +837,7 @@ def test_a_hard_delete_repeats_the_last_change_but_makes_none(tmp_path):
     state = lambda **p: {(r["field"].value, r["value"].value)
                          for r in run_query(store, get_query("entity-state"), {"entity": "s.d.x.t", **p}).dicts()}
     assert state(version="0.2") == {("columns.email.tags", "PII.Sensitive")}
+    assert state(version="0.2", as_of=str(t + 2 * minute)) == set()  # ut13 #9: as of after the hard delete
     assert state(as_of=str(t)) == {("columns.email.tags", "PII.Sensitive")}
     assert state() == set()  # hard-deleted now
 
