@@ -120,11 +120,11 @@ def _label(store: TripleStore, node: ox.NamedNode, cache: dict) -> str | None:
         if kind == "event":
             # an event id that came with two contents holds both users and times: show both, never
             # one line's user beside the other's time (ut12 #11)
-            users = " / ".join(sorted({display_text(x["user"]) for x in rows if x["user"] is not None}))
-            times = " / ".join(sorted({display_text(x["time"]) for x in rows if x["time"] is not None}))
+            users = sorted({display_text(x["user"]) for x in rows if x["user"] is not None})
+            times = sorted({display_text(x["time"]) for x in rows if x["time"] is not None})
             parts = [f"event {r['event_id']}".rstrip(), r["event_type"], f"on {r['entity_name'] or '?'}",
-                     f"by {users}" if users else "", f"at {times}"]
-            conflict = " (one event id with several contents)" if "/" in users + times else ""
+                     f"by {' / '.join(users)}" if users else "", f"at {' / '.join(times)}"]
+            conflict = " (one event id with several contents)" if len(users) > 1 or len(times) > 1 else ""
             cache[node] = " ".join(p for p in parts if p) + conflict
         elif kind == "version":
             aspect = f"{r['aspect']} " if r.get("aspect") else ""  # DataHub: which aspect's version (ut13 #7)
