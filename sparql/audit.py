@@ -268,23 +268,71 @@ _JOB_INPUTS = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\
                "?event om:hasChangeDescription ?cd . ?event om:affectsEntity ?job }")
 
 
-def _job_readers(store: TripleStore, rows: list[dict]) -> dict[tuple[str, str], list[str]]:
-    """(entity, time) of each deletion -> the DataHub jobs that still read it just before (ut13 #3):
-    a job's inputs are no lineage edge, yet the job breaks like a dependent does."""
-    io = get_query("job-io")
-    readers = defaultdict(set)  # every dataset any job ever read, once for the whole store
+def _job_inputs(store: TripleStore) -> dict[ox.NamedNode, set[ox.NamedNode]]:
+    """Every dataset any DataHub job ever read -> those jobs (one query for the whole store)."""
+    readers: dict = defaultdict(set)
     for r in store.select(_JOB_INPUTS).dicts():
         readers[r["dataset"]].add(r["job"])
+    return readers
+
+
+def _still_read_by(store: TripleStore, readers: dict, dataset: ox.NamedNode, t: str) -> list[str]:
+    """The jobs whose inputs listed ``dataset`` just before ``t`` (the change at t itself, a delete,
+    ends what it deletes)."""
+    before = terms.xsd_datetime(_ms(t) - 1)
+    io = get_query("job-io")
+    return sorted(user_name(job.value) for job in readers.get(dataset, ()) if store.select(
+        io.text, {"job": job, "dataset": dataset, "only": ox.Literal("input"), "as_of": before}).rows)
+
+
+def _job_readers(store: TripleStore, readers: dict, rows: list[dict]) -> dict[tuple[str, str], list[str]]:
+    """(entity, time) of each deletion -> the DataHub jobs that still read it just before (ut13 #3):
+    a job's inputs are no lineage edge, yet the job breaks like a dependent does."""
     out: dict[tuple[str, str], list[str]] = {}
     for entity, t in {(r["entity"], r["time"]) for r in rows}:
-        node = ox.NamedNode(entity)
-        jobs = sorted(readers.get(node, ()), key=str)
+        if ox.NamedNode(entity) in readers:
+            out[(entity, t)] = _still_read_by(store, readers, ox.NamedNode(entity), t)
+    return out
+
+
+# every schema field an event removed, with the event's time, user and entity (the drops of datasets
+# that jobs read, which have no lineage edge to count them by: audit-schema-drops finds the others)
+_SCHEMA_REMOVALS = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+                    "SELECT ?time ?entity ?field ?event ?user_name ?agent WHERE { ?fc om:removedSchemaField ?field .\n"
+                    "?cd om:fieldsAdded|om:fieldsUpdated|om:fieldsDeleted ?fc . ?event om:hasChangeDescription ?cd ;\n"
+                    "om:affectsEntity ?entity ; om:timestamp ?time\n"
+                    "OPTIONAL { ?event om:userName ?user_name } OPTIONAL { ?event om:performedBy ?agent } }")
+
+
+def _job_read_drops(store: TripleStore, readers: dict, findings: list[Finding], since: str | None,
+                    until: str | None) -> list[Finding]:
+    """Schema drops of datasets that DataHub jobs still read (ut13 #3): the jobs join the drop's
+    dependents (which columns a job reads is not known), or make a schema-drop finding of their own."""
+    by_key = {(f.time, f.entity, f.details["field"]): f for f in findings if f.kind in ("schema-drop", "schema-drop-unused")}
+    out = []
+    for r in store.select(_SCHEMA_REMOVALS).dicts():
+        entity, t = r["entity"], display_datetime(r["time"].value)
+        if entity not in readers or (since and t < since) or (until and t > until):
+            continue
+        jobs = _still_read_by(store, readers, entity, t)
         if not jobs:
             continue
-        before = terms.xsd_datetime(_ms(t) - 1)  # the delete itself ends what it deletes
-        out[(entity, t)] = sorted(
-            user_name(job.value) for job in jobs
-            if store.select(io.text, {"job": job, "dataset": node, "only": ox.Literal("input"), "as_of": before}).rows)
+        field_iri, user = r["field"].value, display_text(r["user_name"] or r["agent"]) if (r["user_name"] or r["agent"]) else ""
+        known = by_key.get((t, entity.value, field_iri))
+        if known is not None:
+            known.kind = "schema-drop"
+            known.details["dependents"] = sorted(set(known.details["dependents"]) | set(jobs))
+            known.details["unused_by"] = [d for d in known.details["unused_by"] if d not in jobs]
+            known.summary = (f"dropped {short_name(known.details['field_name'])} by {known.details['user']}; "
+                             f"downstream: {_short_list(known.details['dependents'])}"
+                             + (f"; no column-level dependency: {_short_list(known.details['unused_by'])}"
+                                if known.details["unused_by"] else ""))
+            continue
+        finding = Finding("schema-drop", t, f"dropped {short_name(field_iri)} by {user}; downstream: {_short_list(jobs)}",
+                          [r["event"].value], entity.value, entity.value,
+                          {"field": field_iri, "field_name": field_iri, "dependents": jobs, "unused_by": [], "user": user})
+        by_key[(t, entity.value, field_iri)] = finding
+        out.append(finding)
     return out
 
 
@@ -403,16 +451,18 @@ def run_audit(store: TripleStore, *, since: str | None = None, until: str | None
     findings += _bot_findings(_rows(store, "audit-bots", {**window, "bot_pattern": bot_pattern}, now_ms=now_ms))
     findings += _tag_findings(_rows(store, "audit-sensitive-tags", {**window, "tag_pattern": tag_pattern},
                                     now_ms=now_ms))
+    readers = _job_inputs(store)
     deletions = _rows(store, "audit-deletions", window, now_ms=now_ms)
-    findings += _deletion_findings(deletions, _job_readers(store, deletions))
+    findings += _deletion_findings(deletions, _job_readers(store, readers, deletions))
     findings += _schema_findings(_rows(store, "audit-schema-drops", window, now_ms=now_ms))
+    # the window as people read every other time (ut12 #8: an epoch or a bare date was shown as typed)
+    shown = {k: display_datetime(parse_time(v, end_of_day=(k == "until"), now_ms=now_ms).value) if v else None
+             for k, v in window.items()}
+    findings += _job_read_drops(store, readers, findings, shown["since"], shown["until"])
     findings += _lineage_removed_findings(_rows(store, "audit-lineage-removed", window, now_ms=now_ms))
     order = list(KINDS)
     findings.sort(key=lambda f: (order.index(f.kind), f.time, f.entity_name or "", f.events))
     generated = terms.xsd_datetime(now_ms).value
-    # the window as people read every other time (ut12 #8: an epoch or a bare date was shown as typed)
-    shown = {k: display_datetime(parse_time(v, end_of_day=(k == "until"), now_ms=now_ms).value) if v else None
-             for k, v in window.items()}
     return AuditReport(store=store.description, since=shown["since"], until=shown["until"], generated_at=generated,
                        activity=activity, top_entities=top, findings=findings,
                        lineage=_lineage(store, findings, until or "now", until or generated, now_ms=now_ms)

@@ -116,7 +116,9 @@ def test_impersonated_and_bots(report):
 def test_schema_drops_lineage_removals_and_version_gap(report):
     drops = {(f.time[:16], f.details["field_name"], tuple(f.details["dependents"]))
              for f in by_kind(report, "schema-drop")}
-    assert drops == {("2024-03-10T02:30", "urn:li:schemaField:(%s,discount)" % FCT, (LTV, DREV))}
+    # ut13 #3: the Airflow job that builds customer_ltv read fct_orders then (its dataJobInputOutput)
+    ltv_job = "urn:li:dataJob:(urn:li:dataFlow:(airflow,shop_etl,prod),build_customer_ltv)"
+    assert drops == {("2024-03-10T02:30", "urn:li:schemaField:(%s,discount)" % FCT, (ltv_job, LTV, DREV))}
     # ut12 #6: the orders -> daily_revenue edge lists its columns (corpus lines 7, 35), none of them this one
     (unused,) = by_kind(report, "schema-drop-unused")
     assert (unused.time[:16], unused.details["field_name"], unused.details["dependents"], unused.details["unused_by"]) \
@@ -531,3 +533,28 @@ def test_fail_on_chooses_which_findings_make_exit_1(tmp_path, capsys, fail_on, c
     argv = ["audit", "--store", str(db), "--out", str(tmp_path / "r.json"), "--format", "json", "--fail-on", fail_on]
     assert main(argv) == code
     assert json.loads((tmp_path / "r.json").read_text())["summary"]["by_kind"] == {"deletion": 1}
+
+
+def test_a_column_dropped_from_a_dataset_a_job_reads_is_a_schema_drop(tmp_path):
+    """ut13 #3: a column dropped from a dataset that only a DataHub job read was no finding at all."""
+    t, hour = 1_704_139_200_000, 3_600_000
+    ds, job = DS("hive,db.src"), "urn:li:dataJob:(urn:li:dataFlow:(airflow,f,prod),load)"
+    schema = lambda *names: {"fields": [{"fieldPath": n, "nativeDataType": "int"} for n in names]}
+
+    def mcl(urn, kind, aspect, ms, version, value, previous=None):
+        event = {"entityType": kind, "entityUrn": urn, "changeType": "UPSERT", "aspectName": aspect,
+                 "systemMetadata": {"lastObserved": ms, "version": version},
+                 "created": {"time": ms, "actor": "urn:li:corpuser:bob"},
+                 "aspect": {"value": json.dumps(value), "contentType": "application/json"}}
+        if previous is not None:
+            event["previousAspectValue"] = {"value": json.dumps(previous[1]), "contentType": "application/json"}
+            event["previousSystemMetadata"] = {"version": previous[0]}
+        return event
+
+    events = [mcl(ds, "dataset", "schemaMetadata", t, "1", schema("a", "b")),
+              mcl(job, "dataJob", "dataJobInputOutput", t, "1", {"inputDatasets": [ds], "outputDatasets": []}),
+              mcl(ds, "dataset", "schemaMetadata", t + hour, "2", schema("a"), previous=("1", schema("a", "b")))]
+    db = _mapped_store(events, tmp_path)
+    with open_store("embedded", path=db, read_only=True) as store:
+        (drop,) = run_audit(store, now_ms=NOW_MS).of_kind("schema-drop")
+    assert (drop.entity, drop.details["field"], drop.details["dependents"]) == (ds, f"urn:li:schemaField:({ds},b)", [job])
