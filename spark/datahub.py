@@ -297,16 +297,17 @@ def _ece_head(plan: Plan, f: Fields, ck: Checks, *, at: str) -> dict:
                         F.lit(False))
     ck.add(run_of & bad_urn(job), "BAD_IDENTIFIER", urn_detail(f"{at}parameters.dataJobUrn", job))
     h["proposal"], h["run_of"] = b(p + "proposal", proposal), b(p + "run_of", run_of)
-    modifier_v, params_v = f.value["modifier"], f.value["parameters"]
-    payload = F.when(~absent(f.kind["modifier"]) | ~absent(f.kind["parameters"]), F.concat(
+    modifier_v = f.value["modifier"]
+    # the parameters' canonical JSON: in the payload, and part of the event id (map_ece)
+    params_json = F.when(~absent(f.kind["parameters"]), F.to_json(f.value["parameters"]))
+    payload = F.when(~absent(f.kind["modifier"]) | params_json.isNotNull(), F.concat(
         F.lit("{"), F.concat_ws(",", F.when(~absent(f.kind["modifier"]), F.concat(F.lit('"modifier":'), F.to_json(modifier_v))),
-                                F.when(~absent(f.kind["parameters"]), F.concat(F.lit('"parameters":'), F.to_json(params_v)))),
+                                F.concat(F.lit('"parameters":'), params_json)),
         F.lit("}")))
     h["payload"] = b(p + "payload", payload)
-    # parameters are part of the event (map_ece): the canonical JSON both mappers write in the payload
-    params_text = F.when(~absent(f.kind["parameters"]), F.to_json(params_v)).otherwise(F.lit(""))
     h["event"] = b(p + "event", minted("event", F.lit(ECE), urn, category, operation, F.coalesce(modifier, F.lit("")),
-                                       h["ms"].cast("string"), F.coalesce(actor, F.lit("")), params_text))
+                                       h["ms"].cast("string"), F.coalesce(actor, F.lit("")),
+                                       F.coalesce(params_json, F.lit(""))))
     h["safe"] = b(p + "safe", iri_safe(urn))
     plan.next()
     return h

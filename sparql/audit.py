@@ -6,7 +6,6 @@ Every finding names the event IRIs that prove it, so a reviewer can ``changeprov
 
 from __future__ import annotations
 
-import datetime as _dt
 import re
 import time
 from collections import defaultdict
@@ -279,7 +278,7 @@ def _job_inputs(store: TripleStore) -> dict[ox.NamedNode, set[ox.NamedNode]]:
 def _still_read_by(store: TripleStore, readers: dict, dataset: ox.NamedNode, t: str) -> list[str]:
     """The jobs whose inputs listed ``dataset`` just before ``t`` (the change at t itself, a delete,
     ends what it deletes)."""
-    before = terms.xsd_datetime(_ms(t) - 1)
+    before = terms.xsd_datetime(terms.rfc3339_to_ms(t) - 1)
     io = get_query("job-io")
     return sorted(user_name(job.value) for job in readers.get(dataset, ()) if store.select(
         io.text, {"job": job, "dataset": dataset, "only": ox.Literal("input"), "as_of": before}).rows)
@@ -323,21 +322,13 @@ def _job_read_drops(store: TripleStore, readers: dict, findings: list[Finding], 
             known.kind = "schema-drop"
             known.details["dependents"] = sorted(set(known.details["dependents"]) | set(jobs))
             known.details["unused_by"] = [d for d in known.details["unused_by"] if d not in jobs]
-            known.summary = (f"dropped {short_name(known.details['field_name'])} by {known.details['user']}; "
-                             f"downstream: {_short_list(known.details['dependents'])}"
-                             + (f"; no column-level dependency: {_short_list(known.details['unused_by'])}"
-                                if known.details["unused_by"] else ""))
+            known.summary = _drop_summary(known.details)
             continue
-        finding = Finding("schema-drop", t, f"dropped {short_name(field_iri)} by {user}; downstream: {_short_list(jobs)}",
-                          [r["event"].value], entity.value, entity.value,
-                          {"field": field_iri, "field_name": field_iri, "dependents": jobs, "unused_by": [], "user": user})
-        by_key[(t, entity.value, field_iri)] = finding
+        details = {"field": field_iri, "field_name": field_iri, "dependents": jobs, "unused_by": [], "user": user}
+        by_key[(t, entity.value, field_iri)] = finding = Finding(
+            "schema-drop", t, _drop_summary(details), [r["event"].value], entity.value, entity.value, details)
         out.append(finding)
     return out
-
-
-def _ms(display: str) -> int:
-    return int(_dt.datetime.fromisoformat(display.replace("Z", "+00:00")).timestamp() * 1000)
 
 
 def _deletion_findings(rows: list[dict], jobs: dict[tuple[str, str], list[str]] | None = None) -> list[Finding]:
@@ -384,17 +375,20 @@ def _schema_findings(rows: list[dict]) -> list[Finding]:
                 evidence[name] = said
         deps = sorted(d for d, said in evidence.items() if said != "not-used")
         unused = sorted(d for d, said in evidence.items() if said == "not-used")
-        summary = f"dropped {short_name(r['field_name'])} by {r['user']}; "
-        if deps:
-            summary += f"downstream: {_short_list(deps)}"
-            if unused:
-                summary += f"; no column-level dependency: {_short_list(unused)}"
-        else:  # ut12 #6: column lineage shows the column fed none of them
-            summary += f"no column-level dependency of {_short_list(unused)}"
-        out.append(Finding("schema-drop" if deps else "schema-drop-unused", t, summary, _events(group), entity,
-                           r["entity_name"], {"field": r["field"], "field_name": r["field_name"], "dependents": deps,
-                                              "unused_by": unused, "user": r["user"]}))
+        details = {"field": r["field"], "field_name": r["field_name"], "dependents": deps, "unused_by": unused,
+                   "user": r["user"]}
+        out.append(Finding("schema-drop" if deps else "schema-drop-unused", t, _drop_summary(details), _events(group),
+                           entity, r["entity_name"], details))
     return out
+
+
+def _drop_summary(d: dict) -> str:
+    """A schema drop's summary from its details: who dropped what, and which dependents it affects."""
+    summary = f"dropped {short_name(d['field_name'])} by {d['user']}; "
+    if not d["dependents"]:  # ut12 #6: column lineage shows the column fed none of them
+        return summary + f"no column-level dependency of {_short_list(d['unused_by'])}"
+    summary += f"downstream: {_short_list(d['dependents'])}"
+    return summary + (f"; no column-level dependency: {_short_list(d['unused_by'])}" if d["unused_by"] else "")
 
 
 def _lineage_removed_findings(rows: list[dict]) -> list[Finding]:

@@ -45,7 +45,7 @@ import pyoxigraph as ox
 
 from changeprov.errors import InputError
 from changeprov.mapping import terms
-from changeprov.mapping.vocab import XSD_BOOLEAN, XSD_DECIMAL, XSD_INTEGER
+from changeprov.mapping.vocab import OM_EVENT, XSD_BOOLEAN, XSD_DECIMAL, XSD_INTEGER
 from changeprov.sparql.formats import display_text, display_value
 from changeprov.sparql.stores import Rows, TripleStore, refuse_service
 
@@ -555,7 +555,6 @@ _COLUMN_FIELDS = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent
                   "FILTER(BOUND(?table) && BOUND(?field)) } ORDER BY ?table ?field")
 
 
-_OM = "https://open-metadata.org/schema/type/changeEvent/"
 _NAMES_OF = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
              "SELECT ?node ?fqn ?urn WHERE {\n#@bindings\n"
              "OPTIONAL { ?node om:fullyQualifiedName ?fqn } OPTIONAL { ?node om:urn ?urn } }")
@@ -572,7 +571,7 @@ def _about_column(store: TripleStore, q: NamedQuery, bound: Mapping, notes: list
     for r in store.select(_COLUMN_FIELDS, {"entity": column}).dicts():
         tables[r["table"]][0].add(r["field"].value)
         tables[r["table"]][1].add(r["event"])
-        if r["rel"].value != _OM + "aboutColumn":
+        if r["rel"].value != OM_EVENT + "aboutColumn":
             schema_fields.add(r["field"].value)
     names = {column.value}
     for row in store.select(_NAMES_OF, {"node": column}).dicts():
@@ -590,16 +589,17 @@ def _about_column(store: TripleStore, q: NamedQuery, bound: Mapping, notes: list
                 and (v is None or r[i].value not in schema_fields or (r[v] is not None and r[v].value in names))]
     if not tables:
         return own
-    names = ", ".join(sorted(_current_name(store, table) or table.value for table in tables))
+    table_names = ", ".join(sorted(_current_name(store, table) or table.value for table in tables))
     about = sorted(set().union(*(f for f, _ in tables.values())))
     if own.rows:  # ut14 #5: a DataHub schemaField has change events of its own
-        notes.append(f"this is a column: its own rows and the rows of {names} about it ({', '.join(about)})")
+        notes.append(f"this is a column: its own rows and the rows of {table_names} about it ({', '.join(about)})")
         if "time" in variables:  # one history, in time order (a stable sort keeps each part's order)
             t = variables.index("time")
             out.sort(key=lambda r: _instant(r[t].value) if r[t] is not None else _dt.datetime.max.replace(tzinfo=_dt.timezone.utc))
     else:
         notes.append(f"this is a column: it has no events of its own; " + (
-            f"these are the rows of {names} about it ({', '.join(about)})" if out else f"{names} has no rows about it here"))
+            f"these are the rows of {table_names} about it ({', '.join(about)})" if out
+            else f"{table_names} has no rows about it here"))
     return Rows(variables, out)
 
 
