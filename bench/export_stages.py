@@ -13,13 +13,14 @@ from __future__ import annotations
 import sys
 import time
 
-from changeprov.spark.job import aggregate, map_lines, output_rows, read_lines
+from changeprov.spark.job import aggregate, map_lines_for, output_rows, read_lines
 from changeprov.spark.session import get_session
 
 
 def main(path: str) -> None:
     spark = get_session(master="local[*]", app_name="changeprov-export-stages")
     lines = read_lines(spark, [path])
+    map_lines = map_lines_for("auto")
     stages = {
         "read": lambda: lines,
         "decode + map": lambda: lines.transform(map_lines),
