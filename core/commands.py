@@ -89,7 +89,7 @@ def _configure_generate(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--hostile-share", type=float, default=0.01, help="share of hostile lines (0..1)")
     p.add_argument("--days", type=int, default=730,
-                   help="days the events span, from 2024-01-01 (the export writes a partition per family and day)")
+                   help="days the events span on average, from 2024-01-01 (random gaps between events: the last may fall a day or so later; the export writes a partition per family and day)")
     p.add_argument("--out", required=True, type=output_file,
                    help="JSONL file to write (.gz compresses; missing folders are created; written only if complete)")
 

@@ -8,7 +8,14 @@
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import socket
+from pathlib import Path
+
+#: the lock a running export holds in its folder (run id, host, pid, start: spark.job.acquire_lock)
+LOCK = "_export.lock"
 
 #: a part file as `changeprov export` names it: part-NNNNN (an overwrite run) or part-<the first 12 hex
 #: digits of its run id>-NNNNN (an append run), .nt[.gz] under triples/, .jsonl under quarantine/
@@ -25,3 +32,36 @@ def written_by_a_run(name: str, ids: set[str], *, overwrite_run: bool = True) ->
     id; an overwrite run's carry none (``overwrite_run``: the manifest records one)."""
     m = PART_NAME.fullmatch(name)
     return m is not None and (m.group(1) in ids if m.group(1) else overwrite_run)
+
+
+def lock_fields(text: str) -> dict:
+    try:
+        fields = json.loads(text)
+    except ValueError:
+        return {}
+    return fields if isinstance(fields, dict) else {}
+
+
+def alive(pid) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
+
+
+def running_export(root: Path) -> str | None:
+    """Who holds ``root``'s export lock, unless its process is known to be gone (of this host, not
+    running): a load meanwhile reads the last committed run, not the one being written (ut15 #10)."""
+    try:
+        held = lock_fields((root / LOCK).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return None
+    if held.get("host") == socket.gethostname() and not alive(held.get("pid")):
+        return None
+    return (f"an export (run {str(held.get('run_id'))[:12]}, pid {held.get('pid')} on {held.get('host')}, started "
+            f"{held.get('started')}) is writing into {root}: this load has the runs committed before it, not its triples")

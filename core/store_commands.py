@@ -30,6 +30,22 @@ def _seconds(text: str) -> float:
     return seconds
 
 
+def _bytes(text: str) -> int:
+    """``N``, ``NK``, ``NM`` or ``NG`` (powers of 1024) as a whole number of bytes, at least 1.
+
+    >>> _bytes("900K"), _bytes("1m"), _bytes("4096")
+    (921600, 1048576, 4096)
+    """
+    scale = {"k": 2**10, "m": 2**20, "g": 2**30}.get(text[-1:].lower(), 1)
+    try:
+        size = int(text[:-1] if scale > 1 else text) * scale
+    except ValueError:
+        size = 0
+    if size < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of bytes such as 900K or 8M: {text!r}")
+    return size
+
+
 def _jobs(text: str) -> int | None:
     if text == "auto":
         return None
@@ -52,6 +68,9 @@ def configure_load(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-optimize", dest="optimize", action="store_false",
                    help="embedded store: skip compacting the indexes after loading (faster load, slower "
                         "queries; worth it only before loading more exports, the last load compacts)")
+    p.add_argument("--batch-bytes", type=_bytes, default=None, metavar="N",
+                   help="endpoint: send the triples in requests of about N bytes each (K, M, G suffixes; "
+                        "default 8M): a server or gateway with a request size limit (nginx: 1M) needs less")
     _store_args(p)
 
 

@@ -33,7 +33,7 @@ from pyspark.sql import functions as F
 
 from changeprov import __version__
 from changeprov.errors import InputError, SparkError
-from changeprov.exportlayout import run_ids, written_by_a_run
+from changeprov.exportlayout import LOCK, alive as _alive, lock_fields as _lock_fields, run_ids, written_by_a_run
 from changeprov.mapping.decode import BOM, BOM_DETAIL, RAW_LIMIT, REASONS
 from changeprov.mapping.vocab import rules
 from changeprov.ontology import VERSION_IRI
@@ -349,9 +349,6 @@ def export(spark: SparkSession, inputs: Sequence[str], out: str, *, family: str 
         release_lock(fs, run_id)
 
 
-LOCK = "_export.lock"
-
-
 def acquire_lock(fs: FileSystem, out: str, run_id: str, *,
                  progress: Callable[[str], None] = lambda _msg: None) -> None:
     """Take ``out``'s lock (``_export.lock``: run id, host, pid, start), or refuse: a second export into
@@ -407,26 +404,6 @@ def _read_lock(fs: FileSystem) -> str | None:
         return fs.read_text(LOCK) if fs.exists(LOCK) else None
     except Exception:  # removed between the two calls (Hadoop's error comes through py4j)
         return None
-
-
-def _lock_fields(text: str) -> dict:
-    try:
-        fields = json.loads(text)
-    except ValueError:
-        return {}
-    return fields if isinstance(fields, dict) else {}
-
-
-def _alive(pid) -> bool:
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process
-        return True
-    return True
 
 
 def _export(spark: SparkSession, inputs: Sequence[str], out: str, fs: FileSystem, run_id: str, started: float, *,

@@ -39,8 +39,8 @@ from typing import Callable, Iterator
 
 import pyoxigraph as ox
 
-from changeprov.errors import ChangeprovError, InputError, StoreError
-from changeprov.exportlayout import run_ids, written_by_a_run
+from changeprov.errors import ChangeprovError, InputError
+from changeprov.exportlayout import run_ids, running_export, written_by_a_run
 from changeprov.mapping.inputs import READ_ERRORS, local_path, open_input
 from changeprov.sparql.stores import NTriplesSyntaxError, TripleStore
 
@@ -315,6 +315,7 @@ def load_export(store: TripleStore, export_dir: str | Path,
     ``optimize`` and when triples were added, compact the store's indexes (included in ``seconds``):
     without it, lookups on a store grown by big loads read many overlapping files."""
     root = export_root(export_dir)
+    running = running_export(root)  # before the files: a run that commits meanwhile may be in them, or not
     files = committed_partitions(root)
     started = time.monotonic()
     before = store.count()
@@ -336,11 +337,6 @@ def load_export(store: TripleStore, export_dir: str | Path,
                 store.load_ntriples(stream)
         except NTriplesSyntaxError as exc:
             raise _located(exc, group, root) from None
-        except StoreError as exc:
-            if store.atomic_load:
-                raise
-            raise StoreError(f"{exc}; the batches sent before it stay in the store (a remote load is not "
-                             "atomic): load again to complete it (loading is idempotent)") from None
         return chain.bytes_read
 
     if len(groups) <= 1:  # an export of blank or quarantined lines only has no partition files
@@ -374,7 +370,8 @@ def load_export(store: TripleStore, export_dir: str | Path,
         store.optimize()
         optimize_seconds = time.monotonic() - began
     report = LoadReport(len(files), bytes_read, before, after, time.monotonic() - started, optimize_seconds,
-                        manifest_warnings(root, files, before=before, after=after))
+                        manifest_warnings(root, files, before=before, after=after)
+                        + ([running] if running else []))
     progress(f"done: {report.triples_added:,} new triples ({after:,} in the store) from {len(files)} file(s), "
              f"{report.bytes_read:,} bytes in {report.seconds:.2f} s"
              + (f" (compaction {optimize_seconds:.2f} s)" if optimize_seconds is not None else ""))

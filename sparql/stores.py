@@ -36,6 +36,8 @@ from changeprov.sparql import loading
 KINDS = ("embedded", "remote", "memory")
 BINDINGS_MARKER = "#@bindings"
 ENV_USER, ENV_PASSWORD, ENV_TOKEN = "CHANGEPROV_ENDPOINT_USER", "CHANGEPROV_ENDPOINT_PASSWORD", "CHANGEPROV_ENDPOINT_TOKEN"
+#: a remote load's request size: nginx's default limit is 1 MB, many servers take far more
+DEFAULT_BATCH_BYTES = 8 * 2**20
 
 Term = ox.NamedNode | ox.Literal | ox.BlankNode
 
@@ -491,6 +493,31 @@ def _drained(read, what: str):
         raise StoreError(f"{what}: {first_text(exc)}") from None
 
 
+def _server_said(body: bytes | None) -> str:
+    """The first line of an error response's body (a server's own reason), or ""."""
+    text = (body or b"")[:2000].decode("utf-8", "replace").strip()
+    if text.lstrip().startswith("<"):  # an HTML error page: its text, without the tags
+        text = re.sub(r"\s+", " ", re.sub(r"<[^>]*>", " ", text)).strip()
+    return (text.splitlines() or [""])[0][:300]
+
+
+def _tls_timeout(exc: BaseException) -> bool:
+    reason = getattr(exc, "reason", exc)
+    return isinstance(reason, (TimeoutError, OSError)) and "handshake" in str(reason).lower()
+
+
+def _credential(name: str) -> str | None:
+    """A credential from the environment: a trailing line break (a secret mounted from a file) dropped,
+    any other control character refused, naming the variable and never showing the value."""
+    value = os.environ.get(name)
+    if value is None:
+        return None
+    value = value.rstrip("\r\n")
+    if any(ord(c) < 32 or ord(c) == 127 for c in value):
+        raise ConfigError(f"{name} contains a control character (a line break inside it?): fix the variable")
+    return value
+
+
 def first_text(exc: BaseException) -> str:
     return (str(exc).splitlines() or [type(exc).__name__])[0][:200]
 
@@ -535,7 +562,9 @@ def _sparql_wrapper_class():
                 return response, self.returnFormat
             except urllib.error.HTTPError as exc:
                 if exc.code in errors:
-                    raise errors[exc.code](exc.read()) from None
+                    error = errors[exc.code](body := exc.read())
+                    error.response = body  # the server's reason, for the message (first_text of it)
+                    raise error from None
                 raise
 
     return _NoRedirectWrapper
@@ -543,10 +572,10 @@ def _sparql_wrapper_class():
 
 class RemoteStore(TripleStore):
     kind = "remote"
-    atomic_load = False  # sent in batches of batch_lines
+    atomic_load = False  # sent in batches of at most batch_bytes (of N-Triples, before the request's wrapping)
 
     def __init__(self, endpoint: str, *, update_endpoint: str | None = None, graph_store: str | None = None,
-                 timeout: float = 60.0, batch_lines: int = 50_000):
+                 timeout: float = 60.0, batch_bytes: int = DEFAULT_BATCH_BYTES):
         if not re.match(r"https?://", endpoint or ""):
             raise ConfigError(f"--endpoint must be an http(s) URL, got {redacted(endpoint or '')!r}")
         for url in (endpoint, update_endpoint, graph_store):
@@ -558,22 +587,31 @@ class RemoteStore(TripleStore):
         self.update_endpoint = update_endpoint or upd
         self.graph_store = graph_store or (gsp if not update_endpoint else None)
         self.timeout = timeout
-        self.batch_lines = batch_lines
+        self.batch_bytes = batch_bytes
         self.description = f"SPARQL endpoint {endpoint}"
         self._headers = self._auth_headers()
 
     @staticmethod
     def _auth_headers() -> dict[str, str]:
-        token = os.environ.get(ENV_TOKEN)
-        user, password = os.environ.get(ENV_USER), os.environ.get(ENV_PASSWORD)
+        token, user, password = (_credential(name) for name in (ENV_TOKEN, ENV_USER, ENV_PASSWORD))
         if token:
             return {"Authorization": "Bearer " + token}
+        # a missing variable, not an empty value: say so instead of being refused (or sending nothing)
+        if user is not None and password is None:
+            raise ConfigError(f"{ENV_USER} is set but {ENV_PASSWORD} is not")
+        if password is not None and user is None:
+            raise ConfigError(f"{ENV_PASSWORD} is set but {ENV_USER} is not")
         if user is not None:
-            if password is None:  # a missing variable, not an empty password: say so instead of being refused
-                raise ConfigError(f"{ENV_USER} is set but {ENV_PASSWORD} is not")
             cred = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
             return {"Authorization": "Basic " + cred}
         return {}
+
+    def _refused(self, url: str, code: int) -> str:
+        """What to do about a 401 / 403: which credentials went, and where they come from."""
+        sent = self._headers.get("Authorization", "").split(" ")[0]
+        how = (f"{'a bearer token' if sent == 'Bearer' else 'basic credentials'} from the environment were sent"
+               if sent else f"no credentials were sent: set {ENV_TOKEN}, or {ENV_USER} and {ENV_PASSWORD}")
+        return f"{url} refused access (HTTP {code}): {how}"
 
     def _wrapper(self, query: str, accept: str):
         from SPARQLWrapper import POST
@@ -603,19 +641,29 @@ class RemoteStore(TripleStore):
         try:
             return self._wrapper(text, accept).query().response.read()
         except SPARQLWrapperException as exc:
-            msg = str(exc).splitlines()[0][:500]
+            msg = str(exc).splitlines()[0][:500].strip()
+            said = _server_said(getattr(exc, "response", None))
             if "QueryBadFormed" in type(exc).__name__:
-                raise InputError(f"endpoint refused the query: {msg}") from None
+                raise InputError(f"endpoint refused the query: {said or msg}") from None
+            if type(exc).__name__ == "Unauthorized":
+                raise StoreError(self._refused(f"endpoint {self.endpoint}", 401)) from None
             if type(exc).__name__ == "EndPointNotFound":  # HTTP 404, most often a server's base URL
                 raise StoreError(f"endpoint {self.endpoint} answered 404 Not Found: --endpoint must be the "
                                  "SPARQL query URL (oxigraph serve: http://HOST:PORT/query; Fuseki: "
                                  "http://HOST:PORT/DATASET/sparql)") from None
-            raise StoreError(f"endpoint {self.endpoint} failed: {msg}") from None
+            raise StoreError(f"endpoint {self.endpoint} failed: {msg}{f' ({said})' if said else ''}") from None
         except urllib.error.HTTPError as exc:
             if exc.code in _REDIRECTS:
                 raise _redirected(self.endpoint, exc) from None
-            raise StoreError(f"endpoint {self.endpoint} failed: HTTP {exc.code} {exc.reason}") from None
+            if exc.code == 403:
+                raise StoreError(self._refused(f"endpoint {self.endpoint}", 403)) from None
+            said = _server_said(exc.read())
+            raise StoreError(f"endpoint {self.endpoint} failed: HTTP {exc.code} {exc.reason}"
+                             f"{f' ({said})' if said else ''}") from None
         except (urllib.error.URLError, OSError) as exc:
+            if _tls_timeout(exc):  # https:// to a plain-http port: the handshake never gets an answer
+                raise StoreError(f"endpoint {self.endpoint}: no TLS handshake within {self.timeout:g} s: is it a "
+                                 "plain-http server (http://), or the wrong port?") from None
             if isinstance(exc, TimeoutError) or isinstance(getattr(exc, "reason", None), TimeoutError):
                 # ut10b #2: "cannot reach" while the server was still computing the answer
                 raise StoreError(f"endpoint {self.endpoint} gave no answer within {self.timeout:g} s (--timeout): "
@@ -653,31 +701,44 @@ class RemoteStore(TripleStore):
             raise StoreError(f"endpoint {self.endpoint} did not answer with N-Triples ({first_text(exc)}; "
                              f"it sent {data[:60]!r})") from None
 
-    def _post(self, url: str, body: bytes, content_type: str) -> None:
+    def _post(self, url: str, body: bytes, content_type: str, *, sent: int = 0) -> None:
         req = urllib.request.Request(url, data=body, method="POST",
                                      headers={"Content-Type": content_type, **self._headers})
+        before = (f"the {sent} batch(es) sent before it stay in the store (a remote load is not atomic): load "
+                  "again to complete it (loading is idempotent)" if sent else "no batch was stored")
         try:
             with _OPENER.open(req, timeout=self.timeout) as resp:
                 resp.read()
         except urllib.error.HTTPError as exc:
             if exc.code in _REDIRECTS:
                 raise _redirected(url, exc) from None
-            detail = exc.read()[:300].decode("utf-8", "replace")
-            raise StoreError(f"{url} refused the data: HTTP {exc.code} {detail}") from None
+            if exc.code in (401, 403):
+                raise StoreError(f"{self._refused(url, exc.code)}; {before}") from None
+            hint = {404: f": is it the Graph Store URL? --graph-store URL gives it (derived from --endpoint: {url.split('?')[0]})",
+                    413: f": the server takes smaller requests; --batch-bytes N sends less at a time (now {self.batch_bytes:,})"
+                    }.get(exc.code, "")
+            said = _server_said(exc.read())
+            raise StoreError(f"{url} refused the data: HTTP {exc.code}{f' ({said})' if said else ''}{hint}; {before}") from None
         except (urllib.error.URLError, OSError) as exc:
-            raise StoreError(f"cannot reach {url}: {exc}") from None
+            if _tls_timeout(exc):
+                raise StoreError(f"{url}: no TLS handshake within {self.timeout:g} s: is it a plain-http server "
+                                 "(http://), or the wrong port?") from None
+            raise StoreError(f"cannot reach {url}: {exc}; {before}") from None
 
     def _batches(self, stream) -> Iterator[bytes]:
         batch: list[bytes] = []
+        size = 0
         for line in stream:
             batch.append(line if line.endswith(b"\n") else line + b"\n")
-            if len(batch) >= self.batch_lines:
+            size += len(batch[-1])
+            if size >= self.batch_bytes:
                 yield b"".join(batch)
-                batch = []
+                batch, size = [], 0
         if batch:
             yield b"".join(batch)
 
     def load_ntriples(self, stream) -> None:
+        sent = 0
         for chunk in self._batches(stream):
             try:  # validate strictly before sending (and serialise canonically)
                 triples = list(ox.parse(chunk, format=ox.RdfFormat.N_TRIPLES))
@@ -688,12 +749,13 @@ class RemoteStore(TripleStore):
             body = ox.serialize(triples, format=ox.RdfFormat.N_TRIPLES)
             if self.graph_store:
                 sep = "&" if "?" in self.graph_store else "?"
-                self._post(self.graph_store + sep + "default", body, "application/n-triples")
+                self._post(self.graph_store + sep + "default", body, "application/n-triples", sent=sent)
             elif self.update_endpoint:
                 update = b"INSERT DATA {\n" + body + b"}\n"
-                self._post(self.update_endpoint, update, "application/sparql-update")
+                self._post(self.update_endpoint, update, "application/sparql-update", sent=sent)
             else:
                 raise ConfigError("cannot load into this endpoint: give --graph-store URL or --update-endpoint URL")
+            sent += 1
 
 
 # ----------------------------------------------------------------------------- factory
@@ -719,7 +781,8 @@ def store_from_args(args, *, create: bool = False, read_only: bool = False) -> T
     """The store an argparse namespace names (--store PATH | --endpoint URL)."""
     if getattr(args, "endpoint", None):
         return open_store("remote", endpoint=args.endpoint, update_endpoint=getattr(args, "update_endpoint", None),
-                          graph_store=getattr(args, "graph_store", None), timeout=getattr(args, "timeout", 60.0))
+                          graph_store=getattr(args, "graph_store", None), timeout=getattr(args, "timeout", 60.0),
+                          batch_bytes=getattr(args, "batch_bytes", None) or DEFAULT_BATCH_BYTES)
     if getattr(args, "store", None):
         store = open_store("embedded", path=args.store, create=create, read_only=read_only)
         note = store.unfinished_load()

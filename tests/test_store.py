@@ -452,7 +452,7 @@ def test_a_remote_load_checks_every_file_before_sending_any(tmp_path, capsys):
     files["x/2024-03-09/part-00000"] = NT + BAD_LINES["iri"][0]
     exp = make_export(tmp_path / "exp", files)
     with oxigraph_server(tmp_path / "srv") as url:
-        store = RemoteStore(url, batch_lines=2)  # a batch per file: without the check, four would go in
+        store = RemoteStore(url, batch_bytes=1)  # a batch per line: without the check, the first files would go in
         with pytest.raises(InputError, match="date=2024-03-09/part-00000.nt: at line 3 between columns"):
             load_export(store, exp)
         assert store.count() == 0
@@ -544,31 +544,26 @@ def test_an_endpoint_that_redirects_gets_no_credentials_and_is_an_error(tmp_path
         other.shutdown()
 
 
-def _proxy_failing_post(upstream: str, failing: int) -> HTTPServer:
-    """A proxy to ``upstream`` (http://host:port) that answers the ``failing``-th POST of data (to the
-    Graph Store endpoint, /store) with HTTP 500."""
+def _gateway(upstream: str, answer) -> HTTPServer:
+    """A proxy to ``upstream`` (http://host:port) in front of which ``answer(method, path, headers, body)``
+    may answer itself, as a production gateway does: (status, body), or None to pass the request on."""
     import urllib.error
     import urllib.request
-
-    posts = []
 
     class Proxy(BaseHTTPRequestHandler):
         def _relay(self):
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0)) if self.command == "POST" else None
-            if self.command == "POST" and self.path.startswith("/store"):
-                posts.append(self.path)
-                if len(posts) == failing:
-                    self.send_response(500)
-                    self.end_headers()
-                    self.wfile.write(b"disk full")
-                    return
-            headers = {k: v for k, v in self.headers.items() if k.lower() in ("content-type", "accept")}
-            req = urllib.request.Request(upstream + self.path, data=body, method=self.command, headers=headers)
-            try:
-                with urllib.request.urlopen(req) as resp:
-                    status, data, kind = resp.status, resp.read(), resp.headers.get("Content-Type", "")
-            except urllib.error.HTTPError as exc:
-                status, data, kind = exc.code, exc.read(), ""
+            own = answer(self.command, self.path, self.headers, body)
+            if own is not None:
+                status, data, kind = *own, "text/plain"
+            else:
+                headers = {k: v for k, v in self.headers.items() if k.lower() in ("content-type", "accept")}
+                req = urllib.request.Request(upstream + self.path, data=body, method=self.command, headers=headers)
+                try:
+                    with urllib.request.urlopen(req) as resp:
+                        status, data, kind = resp.status, resp.read(), resp.headers.get("Content-Type", "")
+                except urllib.error.HTTPError as exc:
+                    status, data, kind = exc.code, exc.read(), ""
             self.send_response(status)
             self.send_header("Content-Type", kind)
             self.send_header("Content-Length", str(len(data)))
@@ -585,6 +580,21 @@ def _proxy_failing_post(upstream: str, failing: int) -> HTTPServer:
     return httpd
 
 
+def _proxy_failing_post(upstream: str, failing: int) -> HTTPServer:
+    """A proxy to ``upstream`` that answers the ``failing``-th POST of data (to the Graph Store
+    endpoint, /store) with HTTP 500."""
+    posts = []
+
+    def answer(method, path, _headers, _body):
+        if method == "POST" and path.startswith("/store"):
+            posts.append(path)
+            if len(posts) == failing:
+                return 500, b"disk full"
+        return None
+
+    return _gateway(upstream, answer)
+
+
 def test_a_remote_load_that_fails_midway_says_what_stays_in_the_store(tmp_path, capsys):
     """A user's test: the endpoint failed the second batch, 48,740 of 61,708 triples stayed in it, and
     the error did not say so (README said all-or-nothing, which holds for the embedded store only)."""
@@ -595,7 +605,7 @@ def test_a_remote_load_that_fails_midway_says_what_stays_in_the_store(tmp_path, 
         try:
             through = f"http://127.0.0.1:{proxy.server_address[1]}/query"
             with pytest.raises(StoreError, match="stay in the store .*load again to complete it"):
-                load_export(RemoteStore(through, batch_lines=2), exp)
+                load_export(RemoteStore(through, batch_bytes=1), exp)
             assert 0 < RemoteStore(url).count() < 5  # a1 … a4 and the b they share
             assert main(["load", str(exp), "--endpoint", through]) == 0, "the proxy fails only its 2nd POST"
             assert RemoteStore(url).count() == 5
@@ -606,6 +616,11 @@ def test_a_remote_load_that_fails_midway_says_what_stays_in_the_store(tmp_path, 
 @pytest.mark.parametrize("url, env, message", [
     ("http://alice:s3cret@127.0.0.1:1/query", {}, "credentials in an endpoint URL are refused"),
     ("http://127.0.0.1:1/query", {"CHANGEPROV_ENDPOINT_USER": "alice"}, "CHANGEPROV_ENDPOINT_PASSWORD is not"),
+    # ut15 #4: a password alone went out as no credentials at all
+    ("http://127.0.0.1:1/query", {"CHANGEPROV_ENDPOINT_PASSWORD": "s3cret"}, "CHANGEPROV_ENDPOINT_USER is not"),
+    # ut15 #2: "a bug in changeprov", with the secret in the message
+    ("http://127.0.0.1:1/query", {"CHANGEPROV_ENDPOINT_TOKEN": "s3cret\nx"},
+     "CHANGEPROV_ENDPOINT_TOKEN contains a control character"),
 ])
 def test_endpoint_credentials_come_only_from_the_environment_and_whole(url, env, message, monkeypatch, capsys):
     for name in ("CHANGEPROV_ENDPOINT_TOKEN", "CHANGEPROV_ENDPOINT_USER", "CHANGEPROV_ENDPOINT_PASSWORD"):
@@ -814,3 +829,91 @@ def test_two_syntax_slips_are_named(text, message, tmp_path):
     with open_store("embedded", path=tmp_path / "db", create=True) as store:
         with pytest.raises(InputError, match=re.escape(message)):
             store.select(text)
+
+
+def _refusing(status: int, body: bytes = b"", *, when=lambda method, path, headers, size: True):
+    return lambda method, path, headers, data: (status, body) if when(method, path, headers, len(data or b"")) else None
+
+
+@pytest.mark.parametrize("command, answer, said", [
+    # ut15 #1: a gateway's request size limit failed every load, and the error said "load again"
+    ("load", _refusing(413, b"<html><body>413 Request Entity Too Large</body></html>",
+                       when=lambda method, path, headers, size: size > 120),
+     ["HTTP 413 (413 Request Entity Too Large)", "--batch-bytes N sends less", "no batch was stored"]),
+    # ut15 #6: a Graph Store URL that is not one
+    ("load", _refusing(404, when=lambda method, path, headers, size: path.startswith("/store")),
+     ["HTTP 404", "--graph-store URL gives it (derived from --endpoint: http://127.0.0.1:", "no batch was stored"]),
+    # ut15 #3: the server's reason and, for 401 / 403, where credentials come from
+    ("query", _refusing(500, b"internal boom\nat line 2"), ["HTTP status code 500. (internal boom)"]),
+    ("query", _refusing(401), ["refused access (HTTP 401): no credentials were sent: set CHANGEPROV_ENDPOINT_TOKEN"]),
+    ("query", _refusing(403), ["refused access (HTTP 403): no credentials were sent"]),
+    ("load", _refusing(403, when=lambda method, path, headers, size: method == "POST" and path.startswith("/store")),
+     ["refused access (HTTP 403): no credentials were sent", "no batch was stored"]),
+])
+def test_an_endpoint_that_refuses_gets_a_message_that_says_what_to_do(tmp_path, capsys, monkeypatch, command, answer, said):
+    for name in ("CHANGEPROV_ENDPOINT_TOKEN", "CHANGEPROV_ENDPOINT_USER", "CHANGEPROV_ENDPOINT_PASSWORD"):
+        monkeypatch.delenv(name, raising=False)
+    exp = make_export(tmp_path / "exp", _dated(range(1, 4)))
+    with oxigraph_server(tmp_path / "srv") as url:
+        front = _gateway(url.rsplit("/", 1)[0], answer)
+        try:
+            through = f"http://127.0.0.1:{front.server_address[1]}/query"
+            argv = ["load", str(exp)] if command == "load" else ["query", "deleted-entities"]
+            assert main([*argv, "--endpoint", through]) == 2
+            err = capsys.readouterr().err
+            last = err.strip().splitlines()[-1]
+            assert all(part in last for part in said) and last.startswith(f"changeprov {command}: error: "), err
+            if said[1:2] == ["--batch-bytes N sends less"]:
+                assert main([*argv, "--endpoint", through, "--batch-bytes", "60"]) == 0
+                assert RemoteStore(url).count() == open_store("embedded", path=_loaded(exp, tmp_path / "db")).count()
+        finally:
+            front.shutdown()
+
+
+def _loaded(exp: Path, db: Path) -> Path:
+    assert main(["load", str(exp), "--store", str(db)]) == 0
+    return db
+
+
+def test_a_token_read_from_a_file_with_its_line_break_is_sent_without_it(tmp_path, capsys, monkeypatch):
+    """ut15 #2: a secret mounted from a file ends with a line break."""
+    monkeypatch.setenv("CHANGEPROV_ENDPOINT_TOKEN", "tok123\n")
+    with oxigraph_server(tmp_path / "srv") as url:
+        front = _gateway(url.rsplit("/", 1)[0], _refusing(
+            401, when=lambda method, path, headers, size: headers.get("Authorization") != "Bearer tok123"))
+        try:
+            assert main(["query", "deleted-entities", "--endpoint", f"http://127.0.0.1:{front.server_address[1]}/query"]) == 0
+        finally:
+            front.shutdown()
+
+
+def test_an_endpoint_says_where_a_query_is_wrong(tmp_path, capsys):
+    """ut15 #3: the embedded store named line and column, the endpoint "probably badly formed"."""
+    (tmp_path / "bad.rq").write_text("SELECT * WHERE { ?s ?p  }\n")
+    with oxigraph_server(tmp_path / "srv") as url:
+        assert main(["query", "--file", str(tmp_path / "bad.rq"), "--endpoint", url]) == 2
+    err = capsys.readouterr().err
+    assert "endpoint refused the query: " in err and "1:" in err and "probably" not in err, err
+
+
+def test_a_load_while_an_export_writes_into_the_folder_says_so(tmp_path, capsys):
+    """ut15 #10: a nightly load that started before the export it waits for had finished loaded the
+    day before, exit 0."""
+    import json
+    import socket
+    import subprocess
+    import sys
+
+    exp = make_export(tmp_path / "exp", _dated(range(1, 3)))
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        lock = {"run_id": "ab" * 16, "host": socket.gethostname(), "pid": sleeper.pid, "started": "2026-11-26T20:55:24+00:00"}
+        (exp / "_export.lock").write_text(json.dumps(lock))
+        assert main(["load", str(exp), "--store", str(tmp_path / "db")]) == 1
+        err = capsys.readouterr().err
+        assert f"an export (run abababababab, pid {sleeper.pid} on {socket.gethostname()}" in err, err
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    # the same lock, its process gone: a dead run's, which the next export takes over
+    assert main(["load", str(exp), "--store", str(tmp_path / "db2")]) == 0
