@@ -296,10 +296,15 @@ def _job_readers(store: TripleStore, readers: dict, rows: list[dict]) -> dict[tu
 
 # every schema field an event removed, with the event's time, user and entity (the drops of datasets
 # that jobs read, which have no lineage edge to count them by: audit-schema-drops finds the others)
+# (not the schemaMetadata DELETE of a DataHub hard delete: audit-schema-drops.rq says why)
 _SCHEMA_REMOVALS = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+                    "PREFIX xsd: <http://www.w3.org/2001/XMLSchema#>\n"
                     "SELECT ?time ?entity ?field ?event ?user_name ?agent WHERE { ?fc om:removedSchemaField ?field .\n"
                     "?cd om:fieldsAdded|om:fieldsUpdated|om:fieldsDeleted ?fc . ?event om:hasChangeDescription ?cd ;\n"
                     "om:affectsEntity ?entity ; om:timestamp ?time\n"
+                    "FILTER NOT EXISTS { ?gone om:affectsEntity ?entity FILTER EXISTS { ?event om:eventType om:MclDelete }\n"
+                    "  FILTER EXISTS { ?gone om:lifecycleChange om:HardDeleted } FILTER EXISTS { ?gone om:timestamp ?gone_at\n"
+                    "  FILTER(?gone_at - ?time <= \"PT5S\"^^xsd:dayTimeDuration && ?time - ?gone_at <= \"PT5S\"^^xsd:dayTimeDuration) } }\n"
                     "OPTIONAL { ?event om:userName ?user_name } OPTIONAL { ?event om:performedBy ?agent } }")
 
 

@@ -558,3 +558,46 @@ def test_a_column_dropped_from_a_dataset_a_job_reads_is_a_schema_drop(tmp_path):
     with open_store("embedded", path=db, read_only=True) as store:
         (drop,) = run_audit(store, now_ms=NOW_MS).of_kind("schema-drop")
     assert (drop.entity, drop.details["field"], drop.details["dependents"]) == (ds, f"urn:li:schemaField:({ds},b)", [job])
+
+
+def _hard_delete(urn: str, ms: int, aspects: dict[str, dict]) -> list[dict]:
+    """DataHub's hard delete: a DELETE MCL per aspect (with its previous value), the key aspect's last."""
+    return [{"entityType": "dataset", "entityUrn": urn, "changeType": "DELETE", "aspectName": aspect,
+             "systemMetadata": {"lastObserved": ms + i}, "created": {"time": ms + i, "actor": "urn:li:corpuser:alice"},
+             "previousAspectValue": {"value": json.dumps(value), "contentType": "application/json"},
+             "previousSystemMetadata": {"version": "1"}}
+            for i, (aspect, value) in enumerate(aspects.items())]
+
+
+@pytest.mark.parametrize("jobs", [False, True])
+def test_a_datahub_hard_delete_is_one_deletion_not_a_drop_of_every_column(tmp_path, jobs):
+    """ut16 #3: the schemaMetadata DELETE of a hard delete was a high schema-drop per column beside
+    the deletion finding (an OpenMetadata hard delete gave the deletion alone)."""
+    t, hour = 1_704_139_200_000, 3_600_000
+    src, dst = DS("hive,db.src"), DS("hive,db.dst")
+    job = "urn:li:dataJob:(urn:li:dataFlow:(airflow,f,prod),load)"
+    schema = {"fields": [{"fieldPath": n, "nativeDataType": "int"} for n in ("a", "b")]}
+    reader = ({**_mcl(job, "dataJobInputOutput", {"inputDatasets": [src], "outputDatasets": []}, t), "entityType": "dataJob"}
+              if jobs else _mcl(dst, "upstreamLineage", {"upstreams": [{"dataset": src, "type": "TRANSFORMED"}]}, t))
+    events = [_mcl(src, "schemaMetadata", schema, t), reader,
+              *_hard_delete(src, t + hour, {"schemaMetadata": schema, "datasetKey": {"name": "db.src"}})]
+    db = _mapped_store(events, tmp_path)
+    with open_store("embedded", path=db, read_only=True) as store:
+        report = run_audit(store, now_ms=NOW_MS)
+    assert not report.of_kind("schema-drop") and not report.of_kind("schema-drop-unused")
+    (deletion,) = report.of_kind("deletion-with-dependents")
+    assert deletion.entity == src
+
+
+def test_an_edge_a_hard_delete_ended_is_not_removed_again_by_a_later_lineage(tmp_path):
+    """ut16 #2: an upstreamLineage sent without its previous value, after the upstream's hard delete
+    had ended the edge, was blamed for removing it."""
+    t, day = 1_704_139_200_000, 86_400_000
+    up, down, other = DS("hive,db.up"), DS("hive,db.down"), DS("hive,db.other")
+    lineage = lambda *ups: {"upstreams": [{"dataset": u, "type": "TRANSFORMED"} for u in ups]}
+    events = [_mcl(down, "upstreamLineage", lineage(up), t),
+              *_hard_delete(up, t + day, {"datasetKey": {"name": "db.up"}}),
+              _mcl(down, "upstreamLineage", lineage(other), t + 2 * day)]
+    db = _mapped_store(events, tmp_path)
+    with open_store("embedded", path=db, read_only=True) as store:
+        assert not run_query(store, get_query("audit-lineage-removed"), {}).dicts()
