@@ -30,16 +30,16 @@ def map_aspect(g: Graph, event: NamedNode, entity: NamedNode, entity_urn: str, c
                 shape_error(value, spec["path"], f"{where}.value")
     if pattern == "members":
         member_changes(g, change, old=_members(g, spec, old, "previousAspectValue"),
-                       new=_members(g, spec, new, "aspect"), added=spec["added"], removed=spec["removed"])
+                       new=_members(g, spec, new, "aspect"), added=spec["added"], removed=spec["removed"],
+                       kept=spec["kept"])
     elif pattern == "upstream-lineage":
         _upstream_lineage(g, event, entity, old, new)
     elif pattern == "input-lineage":
         _input_lineage(g, event, entity, spec["paths"], old, new)
     elif pattern == "job-io":
-        for key, added, removed in (("input", "om-event:addedInput", "om-event:removedInput"),
-                                    ("output", "om-event:addedOutput", "om-event:removedOutput")):
+        for key, added, removed, kept in JOB_MEMBERS:
             member_changes(g, change, old=_job_datasets(g, old, key, "previousAspectValue"),
-                           new=_job_datasets(g, new, key, "aspect"), added=added, removed=removed)
+                           new=_job_datasets(g, new, key, "aspect"), added=added, removed=removed, kept=kept)
     elif pattern == "schema":
         _schema(g, change, entity_urn, old, new)
         column_tags(g, event, change, entity_urn, aspect, "fields", old=old, new=new)
@@ -47,6 +47,11 @@ def map_aspect(g: Graph, event: NamedNode, entity: NamedNode, entity_urn: str, c
         column_tags(g, event, change, entity_urn, aspect, "editableSchemaFieldInfo", old=old, new=new)
     elif pattern.startswith("run-") and not deleting and isinstance(new, dict):
         _run(g, entity, pattern, new)
+
+
+#: a job's datasets: (key, added, removed, kept)
+JOB_MEMBERS = (("input", "om-event:addedInput", "om-event:removedInput", "om-event:keptInput"),
+               ("output", "om-event:addedOutput", "om-event:removedOutput", "om-event:keptOutput"))
 
 
 def shape_error(value: Any, path: list[str], where: str) -> None:
@@ -200,6 +205,7 @@ def _schema(g: Graph, change: NamedNode, entity_urn: str, old: Any, new: Any) ->
     for path in sorted(before.keys() & after.keys()):
         if before[path] != after[path]:
             g.add(change, om("changedSchemaField"), field_node(path))
+        g.add(change, om("keptSchemaField"), field_node(path))  # changed or not, still a column
 
 
 #: a schema field's tags and glossary terms: (sub-field, path inside the field, added, removed, class)

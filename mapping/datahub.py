@@ -23,6 +23,15 @@ def agent_node(g: Graph, path: str, value: str) -> NamedNode:
     return g.agent(node, organization=value.startswith("urn:li:corpGroup:"))
 
 
+def actor_node(g: Graph, event: NamedNode, path: str, value: str | None) -> NamedNode | None:
+    """The agent of an event's actor URN, if any; the event keeps the URN as the source gave it in
+    ``om-event:userName`` (the agent's IRI escapes characters such as spaces: ut14 #8)."""
+    if not value:
+        return None
+    g.lit(event, om("userName"), value)
+    return agent_node(g, path, value)
+
+
 def entity_node(g: Graph, path: str, value: str, *, asset_type: str | None = None,
                 cls: NamedNode | None = None) -> NamedNode:
     return g.entity(checked(path, urn, value), asset_type=asset_type, urn_text=value, cls=cls)
@@ -67,7 +76,7 @@ def map_mcl(obj: dict) -> Graph:
                    new_text or "", old_text or "")
     g = Graph()
     entity = entity_node(g, "entityUrn", entity_urn, asset_type=entity_type)
-    agent = agent_node(g, "created.actor", actor) if actor else None
+    agent = actor_node(g, event, "created.actor", actor)
     lifecycle = _mcl_lifecycle(aspect_name, deleting, new, old)
     event_node(g, event, event_type=rule["eventType"], ms=ms, entity=entity, agent=agent, lifecycle=lifecycle)
     g.lit(event, om("aspectName"), aspect_name)
@@ -148,7 +157,7 @@ def map_ece(obj: dict, *, at: str = "") -> Graph:
                    terms.canonical_json(parameters) if parameters is not None else "")
     g = Graph()
     entity = entity_node(g, at + "entityUrn", entity_urn, asset_type=entity_type)
-    agent = agent_node(g, at + "auditStamp.actor", actor) if actor else None
+    agent = actor_node(g, event, at + "auditStamp.actor", actor)
     pattern = rule["pattern"]
     lifecycle = rules()["eceLifecycle"].get(operation) if pattern == "lifecycle" else None
     event_node(g, event, event_type=rule["eventType"], ms=ms, entity=entity, agent=agent,
@@ -232,7 +241,7 @@ def _relationship(obj: dict, payload: dict, rule: dict) -> Graph:
     g = Graph()
     src = entity_node(g, at + "sourceUrn", source)
     dst = entity_node(g, at + "destinationUrn", destination)
-    agent = agent_node(g, at + "auditStamp.actor", actor) if actor else None
+    agent = actor_node(g, event, at + "auditStamp.actor", actor)
     event_node(g, event, event_type=rule["eventType"], ms=ms, entity=src, agent=agent, operation=op["operation"])
     kind = op["fieldKind"]
     summary = {"destinationUrn": destination, "relationshipType": rel_type, "sourceUrn": source}

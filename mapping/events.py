@@ -51,8 +51,9 @@ def field_change(g: Graph, event: NamedNode, kind: str, index: int | str, name: 
 
 
 def member_changes(g: Graph, change: NamedNode, *, old: dict[str, NamedNode], new: dict[str, NamedNode],
-                   added: str, removed: str) -> None:
-    """Structured add/remove triples for set-valued fields: new − old added, old − new removed.
+                   added: str, removed: str, kept: str | None = None) -> None:
+    """Structured add/remove triples for set-valued fields: new − old added, old − new removed, and
+    with ``kept`` (a DataHub aspect, whose values are whole lists) old ∩ new kept.
 
     ``old``/``new`` map a member's key (tag FQN, URN, …) to its node; keys order the output.
     """
@@ -60,3 +61,6 @@ def member_changes(g: Graph, change: NamedNode, *, old: dict[str, NamedNode], ne
         g.add(change, term(added), new[key])
     for key in sorted(old.keys() - new.keys()):
         g.add(change, term(removed), old[key])
+    if kept:
+        for key in sorted(old.keys() & new.keys()):
+            g.add(change, term(kept), new[key])

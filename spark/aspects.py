@@ -10,7 +10,7 @@ from __future__ import annotations
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from changeprov.mapping.aspects import COLUMN_MEMBERS, SCHEMA_FIELD
+from changeprov.mapping.aspects import COLUMN_MEMBERS, JOB_MEMBERS, SCHEMA_FIELD
 from changeprov.mapping.vocab import rules
 from changeprov.spark.checks import (
     Checks, absent, bad_urn_in, kind_words, ms_out_of_range, no_reject, reject, schema_words,
@@ -69,10 +69,11 @@ def _nodes(urns: Column, cls: str | None) -> Column:
     return _each(urns, lambda u: F.array(*_node(u, cls)))
 
 
-def _diff(change: Column, before: Column, after: Column, added: str, removed: str) -> list[Column]:
-    """events.member_changes over URN sets."""
+def _diff(change: Column, before: Column, after: Column, added: str, removed: str, kept: str) -> list[Column]:
+    """events.member_changes over URN sets (a DataHub aspect's: with ``kept``)."""
     return [F.transform(F.array_except(after, before), lambda u: triple(change, term(added), iri(iri_safe(u)))),
-            F.transform(F.array_except(before, after), lambda u: triple(change, term(removed), iri(iri_safe(u))))]
+            F.transform(F.array_except(before, after), lambda u: triple(change, term(removed), iri(iri_safe(u)))),
+            F.transform(F.array_intersect(after, before), lambda u: triple(change, term(kept), iri(iri_safe(u))))]
 
 
 def _last_wins(arr: Column, key) -> Column:
@@ -171,7 +172,7 @@ def _members(change: Column, spec: dict, old: Column, new: Column) -> Column:
         ck.error(bad_urn_in(s["b"], f"previousAspectValue{where}"))
         ck.error(bad_urn_in(s["a"], f"aspect{where}"))
         return _part([_nodes(F.array_union(s["b"], s["a"]), spec["class"]),
-                      *_diff(change, s["b"], s["a"], spec["added"], spec["removed"])], ck)
+                      *_diff(change, s["b"], s["a"], spec["added"], spec["removed"], spec["kept"])], ck)
 
     return let({"b": strings_at(old, spec["path"]), "a": strings_at(new, spec["path"])}, body)
 
@@ -184,12 +185,11 @@ def _job_io(change: Column, old: Column, new: Column) -> Column:
     def body(s):
         ck = Checks()
         triples = []
-        for key, added, removed in (("input", "om-event:addedInput", "om-event:removedInput"),
-                                    ("output", "om-event:addedOutput", "om-event:removedOutput")):
+        for key, added, removed, kept in JOB_MEMBERS:
             b, a = s["b_" + key], s["a_" + key]
             ck.error(bad_urn_in(b, f"previousAspectValue.value.{key}Datasets"))
             ck.error(bad_urn_in(a, f"aspect.value.{key}Datasets"))
-            triples += [_nodes(F.array_union(b, a), "om-event:MetadataEntity"), *_diff(change, b, a, added, removed)]
+            triples += [_nodes(F.array_union(b, a), "om-event:MetadataEntity"), *_diff(change, b, a, added, removed, kept)]
         return _part(triples, ck)
 
     return let({"b_input": found(old, "input"), "a_input": found(new, "input"),
@@ -318,11 +318,11 @@ def _schema(change: Column, urn: Column, old: Column, new: Column) -> Column:
         changed = F.transform(F.filter(s["a"], lambda x: F.exists(
             s["b"], lambda y: (y["path"] == x["path"]) & (y["json"] != x["json"]))), lambda x: x["path"])
         return let({"added": F.array_except(after, before), "removed": F.array_except(before, after),
-                    "changed": changed}, emit)
+                    "changed": changed, "kept": F.array_intersect(after, before)}, emit)
 
     def emit(d):
         ck = Checks()
-        ck.add(F.exists(F.concat(d["added"], d["removed"], d["changed"]), lambda p: bad_urn(field_urn(p))),
+        ck.add(F.exists(F.concat(d["added"], d["removed"], d["kept"]), lambda p: bad_urn(field_urn(p))),
                "BAD_IDENTIFIER", "aspect.value.fields.fieldPath: a field URN that is no IRI")
 
         def one(prop: str):
@@ -331,7 +331,8 @@ def _schema(change: Column, urn: Column, old: Column, new: Column) -> Column:
 
         return _part([_each(d["added"], one("om-event:addedSchemaField")),
                       _each(d["removed"], one("om-event:removedSchemaField")),
-                      _each(d["changed"], one("om-event:changedSchemaField"))], ck)
+                      _each(d["changed"], one("om-event:changedSchemaField")),
+                      _each(d["kept"], one("om-event:keptSchemaField"))], ck)
 
     return let({"b": _schema_fields(old), "a": _schema_fields(new)}, diffs)
 

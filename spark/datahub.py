@@ -53,6 +53,11 @@ def urn_agent(node: Column, urn: Column) -> list[Column]:
     return agent_triples(node, organization=urn.startswith("urn:li:corpGroup:"))
 
 
+def actor_triples(ev: Column, agent: Column, actor: Column) -> list[Column]:
+    """datahub.actor_node's triples: the actor's agent and the event's userName (the raw URN)."""
+    return [F.when(agent.isNotNull(), x) for x in (*urn_agent(agent, actor), triple(ev, om("userName"), literal(actor)))]
+
+
 class Fields:
     """The fields of one event object: their variants, kinds and texts, read in two struct
     extractions (the top level, then every nested object named in ``nested``) and staged.
@@ -194,7 +199,7 @@ def mcl(plan: Plan) -> Family:
     makes = ~deleting & truthy(version) & ~F.coalesce(version == previous, F.lit(False))
     triples = F.array(
         *urn_entity(en, urn, asset_type=t["entityType"]),
-        *[F.when(agent.isNotNull(), x) for x in urn_agent(agent, actor)],
+        *actor_triples(ev, agent, actor),
         *event_triples(ev, event_type=event_type, ms=ms, entity=en, agent=agent, lifecycle=lifecycle),
         triple(ev, om("aspectName"), literal(aspect)),
         triple(ev, om("entityType"), literal(t["entityType"])),
@@ -332,7 +337,7 @@ def _ece_triples(f: Fields, h: dict) -> Column:
     payload = json_literal(h["payload"])
     return F.array(
         *urn_entity(en, urn, asset_type=t["entityType"]),
-        *[F.when(agent.isNotNull(), x) for x in urn_agent(agent, actor)],
+        *actor_triples(ev, agent, actor),
         *event_triples(ev, event_type=h["event_type"], ms=h["ms"], entity=en, agent=agent, lifecycle=lifecycle,
                        operation=h["op"]),
         triple(ev, om("entityType"), literal(t["entityType"])),
@@ -432,7 +437,7 @@ def _relationship_triples(r: Fields, h: dict, event_type: Column) -> Column:
     summary = json_literal(h["summary"])
     return F.concat(F.array(
         *urn_entity(src, t["sourceUrn"]), *urn_entity(dst, t["destinationUrn"]),
-        *[F.when(agent.isNotNull(), x) for x in urn_agent(agent, actor)],
+        *actor_triples(ev, agent, actor),
         *event_triples(ev, event_type=event_type, ms=h["ms"], entity=src, agent=agent, operation=op_term),
         *field_change_triples(h["event"], kind, rel_type, old=F.when(kind == "deleted", summary),
                               new=F.when(kind != "deleted", summary))),

@@ -263,7 +263,7 @@ def _tag_findings(rows: list[dict]) -> list[Finding]:
 
 
 _JOB_INPUTS = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
-               "SELECT DISTINCT ?dataset ?job WHERE { ?fc om:addedInput ?dataset . ?cd om:fieldsAdded|om:fieldsUpdated ?fc .\n"
+               "SELECT DISTINCT ?dataset ?job WHERE { ?fc om:addedInput|om:keptInput ?dataset . ?cd om:fieldsAdded|om:fieldsUpdated ?fc .\n"
                "?event om:hasChangeDescription ?cd . ?event om:affectsEntity ?job }")
 
 

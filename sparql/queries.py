@@ -725,7 +725,7 @@ _LAST_HARD_DELETE = ("PREFIX om: <https://open-metadata.org/schema/type/changeEv
 
 
 _NAMED_IN_JOB_LISTS = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
-                       "ASK {\n#@bindings\n?fc om:addedInput|om:addedOutput ?entity }")
+                       "ASK {\n#@bindings\n?fc om:addedInput|om:addedOutput|om:keptInput|om:keptOutput ?entity }")
 _HAS_JOB_LISTS = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
                   "ASK {\n#@bindings\n?event om:affectsEntity ?entity FILTER EXISTS { ?event om:aspectName \"dataJobInputOutput\" } }")
 

@@ -87,6 +87,9 @@ addedDomain FieldChange MetadataEntity | removedDomain FieldChange MetadataEntit
 addedSchemaField FieldChange Column | removedSchemaField FieldChange Column | changedSchemaField FieldChange Column
 addedInput FieldChange MetadataEntity | removedInput FieldChange MetadataEntity
 addedOutput FieldChange MetadataEntity | removedOutput FieldChange MetadataEntity
+keptTag FieldChange Tag | keptGlossaryTerm FieldChange GlossaryTerm | keptOwner FieldChange prov:Agent
+keptDomain FieldChange MetadataEntity | keptSchemaField FieldChange Column | keptInput FieldChange MetadataEntity
+keptOutput FieldChange MetadataEntity
 addedBy LineageEdge ChangeEvent | removedBy LineageEdge ChangeEvent | setsUpstreamsOf ChangeEvent MetadataEntity
 viaPipeline LineageAssertion MetadataEntity | runOf Run MetadataEntity | runRecord Run MetadataEntity
 proposalFor ChangeEvent MetadataEntity | cascadesTo ChangeEvent MetadataEntity | aboutColumn FieldChange Column

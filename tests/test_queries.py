@@ -19,6 +19,7 @@ import rdflib
 
 from changeprov.cli import main
 from changeprov.errors import InputError
+from changeprov.mapping.terms import rfc3339_to_ms
 from changeprov.sparql.describe import describe_triples, render_graph
 from changeprov.sparql.loader import load_export
 from changeprov.sparql.queries import get_query, list_queries, load_query_file, run_query
@@ -744,6 +745,75 @@ def test_a_status_delete_after_a_soft_delete_restores_but_not_inside_a_hard_dele
     assert got == {(DS("hive,db.back"), "SoftDeleted"): "2024-01-01T21:00:00Z",
                    **{(DS(f"hive,db.{n}"), kind): None for n in ("gone", "before", "after")
                       for kind in ("SoftDeleted", "HardDeleted")}}
+
+
+def test_the_corpus_owner_change_sent_with_its_previous_value_states_the_owner_it_keeps(store):
+    """ut16 #1: DataHub's own sample (ownership {jdoe, datahub} -> {datahub}) left no owner at all."""
+    rows = run_query(store, get_query("entity-state"),
+                     {"entity": "urn:li:dataset:(urn:li:dataPlatform:hdfs,SampleHdfsDataset,PROD)"}).dicts()
+    assert [r["value"].value for r in rows if r["field"].value == "ownership"] == ["urn:li:corpuser:datahub"]
+
+
+def _tags_mcl(ms: int, version: str, tags: list[str], previous: tuple[str, list[str]] | None = None) -> dict:
+    def value(names):
+        return {"tags": [{"tag": f"urn:li:tag:{n}"} for n in names]}
+    return _dh_mcl(DS("hive,db.m"), "globalTags", ms, version, value=value(tags),
+                   previous=(previous[0], value(previous[1])) if previous else None)
+
+
+@pytest.mark.parametrize("events, want", [
+    # a log that starts with an MCL sent with its previous value: every member it lists
+    ([_tags_mcl(2000, "7", ["PII", "Gold", "Tier1"], ("6", ["PII", "Gold"]))],
+     {("Gold", 2000), ("PII", 2000), ("Tier1", 2000)}),
+    # a whole log: a member keeps the time of the change that added it
+    ([_tags_mcl(1000, "1", ["PII"]), _tags_mcl(2000, "2", ["PII", "Gold"], ("1", ["PII"])),
+      _tags_mcl(3000, "3", ["PII", "Gold"], ("2", ["PII", "Gold"]))],
+     {("Gold", 2000), ("PII", 1000)}),
+    # kept twice, the first statement is the row
+    ([_tags_mcl(2000, "7", ["PII"], ("6", ["PII"])), _tags_mcl(3000, "8", ["PII", "Gold"], ("7", ["PII"]))],
+     {("Gold", 3000), ("PII", 2000)}),
+    # kept, then removed, then added again
+    ([_tags_mcl(2000, "7", ["PII", "Gold"], ("6", ["PII", "Gold"])), _tags_mcl(3000, "8", ["Gold"], ("7", ["PII", "Gold"])),
+      _tags_mcl(4000, "9", ["PII", "Gold"], ("8", ["Gold"]))],
+     {("Gold", 2000), ("PII", 4000)}),
+    # an empty list is no member, and not its JSON either (ut16 #5)
+    ([_tags_mcl(2000, "7", ["PII"], ("6", ["PII"])), _tags_mcl(3000, "8", [], ("7", ["PII"]))], set()),
+])
+def test_a_datahub_mcl_with_its_previous_value_keeps_the_members_it_restates(tmp_path, events, want):
+    t0 = 1_704_067_200_000
+    for e in events:
+        e["created"]["time"] += t0
+    rows = run_query(_store_of(events, tmp_path), get_query("entity-state"), {"entity": DS("hive,db.m")}).dicts()
+    got = {(r["value"].value.removeprefix("urn:li:tag:"), rfc3339_to_ms(r["set_at"].value) - t0) for r in rows}
+    assert got == want and all(r["field"].value == "globalTags" for r in rows)
+
+
+def test_a_job_io_mcl_with_its_previous_value_keeps_the_datasets_it_restates(tmp_path):
+    """ut16 #1, for a job's lists: job-io and the jobs=true walks read them."""
+    job = "urn:li:dataJob:(urn:li:dataFlow:(airflow,etl,PROD),load)"
+    value = {"inputDatasets": [DS("hive,db.a"), DS("hive,db.b")], "outputDatasets": [DS("hive,db.c")]}
+    mcl = {**_dh_mcl(job, "dataJobInputOutput", 1_704_067_200_000, "5", value=value,
+                     previous=("4", {**value, "inputDatasets": [DS("hive,db.a")]})), "entityType": "dataJob"}
+    rows = run_query(_store_of([mcl], tmp_path), get_query("job-io"), {"job": job}).dicts()
+    assert {(r["role"].value, r["dataset_name"].value) for r in rows} == {
+        ("input", DS("hive,db.a")), ("input", DS("hive,db.b")), ("output", DS("hive,db.c"))}
+
+
+def test_a_datahub_user_is_named_by_the_urn_as_given_not_its_escaped_iri(tmp_path):
+    """ut14 #8: an actor URN with a space was shown as its agent IRI (urn:li:corpuser:b%20ob), which
+    neither DataHub nor changes-by-user's readers would recognise."""
+    t, who = 1_704_139_200_000, "urn:li:corpuser:b ob"
+    ds = DS("hive,db.t")
+    mcl = {**_dh_mcl(ds, "globalTags", t, "1", value={"tags": [{"tag": "urn:li:tag:PII"}]}),
+           "created": {"time": t, "actor": who}}
+    ece = {"entityUrn": ds, "entityType": "dataset", "category": "TAG", "operation": "ADD",
+           "modifier": "urn:li:tag:Gold", "auditStamp": {"time": t + 1000, "actor": who}, "version": 0}
+    store = _store_of([mcl, ece], tmp_path)
+    for name, params in (("who-changed", {"entity": ds}), ("entity-history", {"entity": ds}),
+                         ("tag-changes", {"tag": "urn:li:tag:Gold"})):
+        rows = run_query(store, get_query(name), params).dicts()
+        assert rows and {r["user"].value for r in rows} == {who}, name
+    assert len(run_query(store, get_query("changes-by-user"), {"user": who}).dicts()) == 2
 
 
 def test_deleted_entities_sees_restores_in_the_same_millisecond_and_re_creation(tmp_path):
