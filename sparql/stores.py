@@ -563,7 +563,7 @@ def _sparql_wrapper_class():
             except urllib.error.HTTPError as exc:
                 if exc.code in errors:
                     error = errors[exc.code](body := exc.read())
-                    error.response = body  # the server's reason, for the message (first_text of it)
+                    error.response = body  # the server's reason, for the message (_server_said)
                     raise error from None
                 raise
 

@@ -917,3 +917,16 @@ def test_a_load_while_an_export_writes_into_the_folder_says_so(tmp_path, capsys)
         sleeper.wait()
     # the same lock, its process gone: a dead run's, which the next export takes over
     assert main(["load", str(exp), "--store", str(tmp_path / "db2")]) == 0
+
+
+def test_https_to_a_server_that_never_answers_the_handshake_says_so():
+    """ut15 #5: https:// to a plain-http port waited the whole timeout, then said the query "may still be
+    running there" and advised a longer --timeout, which cannot help."""
+    import socket
+
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        url = f"https://127.0.0.1:{listener.getsockname()[1]}/query"
+        with pytest.raises(StoreError, match=r"no TLS handshake within 0.5 s: is it a plain-http server \(http://\)"):
+            RemoteStore(url, timeout=0.5).select("SELECT * WHERE { ?s ?p ?o } LIMIT 1")
