@@ -761,6 +761,12 @@ def _tags_mcl(ms: int, version: str, tags: list[str], previous: tuple[str, list[
                    previous=(previous[0], value(previous[1])) if previous else None)
 
 
+def _unversioned(mcl: dict) -> dict:
+    mcl["systemMetadata"].pop("version")
+    mcl.pop("previousSystemMetadata", None)
+    return mcl
+
+
 @pytest.mark.parametrize("events, want", [
     # a log that starts with an MCL sent with its previous value: every member it lists
     ([_tags_mcl(2000, "7", ["PII", "Gold", "Tier1"], ("6", ["PII", "Gold"]))],
@@ -778,6 +784,19 @@ def _tags_mcl(ms: int, version: str, tags: list[str], previous: tuple[str, list[
      {("Gold", 2000), ("PII", 4000)}),
     # an empty list is no member, and not its JSON either (ut16 #5)
     ([_tags_mcl(2000, "7", ["PII"], ("6", ["PII"])), _tags_mcl(3000, "8", [], ("7", ["PII"]))], set()),
+    # lines missing (ut17 #1): added, taken out, put back by a line the log lacks, kept: the latest says it is there
+    ([_tags_mcl(1000, "1", ["Tier1"]), {**_tags_mcl(2000, "2", [], ("1", ["Tier1"])), "changeType": "DELETE"},
+      _tags_mcl(4000, "4", ["Tier1", "Legacy"], ("3", ["Tier1"]))],
+     {("Legacy", 4000), ("Tier1", 4000)}),
+    # ... the same without aspect versions (older DataHub): the earlier changes tell
+    ([_unversioned(_tags_mcl(1000, "1", ["Tier1"])),
+      _unversioned({**_tags_mcl(2000, "2", [], ("1", ["Tier1"])), "changeType": "DELETE"}),
+      _unversioned(_tags_mcl(4000, "4", ["Tier1", "Legacy"], ("3", ["Tier1"]))),
+      _unversioned(_tags_mcl(5000, "5", ["Tier1", "Legacy"], ("4", ["Tier1", "Legacy"])))],
+     {("Legacy", 4000), ("Tier1", 4000)}),
+    # lines missing (ut17 #2): an MCL is the whole aspect, with or without its previous value
+    ([_tags_mcl(1000, "1", ["Carol"]), _tags_mcl(3000, "3", ["Bob", "Frank"], ("2", ["Bob"]))],
+     {("Bob", 3000), ("Frank", 3000)}),
 ])
 def test_a_datahub_mcl_with_its_previous_value_keeps_the_members_it_restates(tmp_path, events, want):
     t0 = 1_704_067_200_000
@@ -788,13 +807,35 @@ def test_a_datahub_mcl_with_its_previous_value_keeps_the_members_it_restates(tmp
     assert got == want and all(r["field"].value == "globalTags" for r in rows)
 
 
+def test_impact_owners_follow_the_whole_ownership_aspect(tmp_path):
+    """ut17 #3: an ownership MCL without its previous value (UPSERT, DELETE) left the owners it no longer
+    listed in impact (entity-state dropped them); and one with it, where a line is missing (#2)."""
+    t = 1_717_200_000_000
+    src, dst = DS("hive,db.src"), DS("hive,db.dst")
+    owners = lambda *names: {"owners": [{"owner": f"urn:li:corpuser:{n}", "type": "DATAOWNER"} for n in names]}
+    events = [_dh_mcl(dst, "upstreamLineage", t, "1", value={"upstreams": [{"dataset": src, "type": "TRANSFORMED"}]}),
+              _dh_mcl(dst, "ownership", t + 1000, "1", value=owners("carol")),
+              _dh_mcl(dst, "ownership", t + 2000, "2", value=owners("bob")),
+              _dh_mcl(dst, "ownership", t + 4000, "4", value=owners("bob", "frank"), previous=("3", owners("bob", "dave"))),
+              _dh_mcl(dst, "ownership", t + 5000, "5", change="DELETE")]
+    store = _store_of(events, tmp_path)
+    want = {t + 1500: "urn:li:corpuser:carol", t + 2500: "urn:li:corpuser:bob",
+            t + 4500: "urn:li:corpuser:bob, urn:li:corpuser:frank", t + 5500: ""}
+    for as_of, owner_list in want.items():
+        (row,) = run_query(store, get_query("impact"), {"entity": src, "as_of": str(as_of)}).dicts()
+        assert (row["owners"].value if row["owners"] else "") == owner_list, as_of
+
+
 def test_a_job_io_mcl_with_its_previous_value_keeps_the_datasets_it_restates(tmp_path):
     """ut16 #1, for a job's lists: job-io and the jobs=true walks read them."""
     job = "urn:li:dataJob:(urn:li:dataFlow:(airflow,etl,PROD),load)"
     value = {"inputDatasets": [DS("hive,db.a"), DS("hive,db.b")], "outputDatasets": [DS("hive,db.c")]}
     mcl = {**_dh_mcl(job, "dataJobInputOutput", 1_704_067_200_000, "5", value=value,
                      previous=("4", {**value, "inputDatasets": [DS("hive,db.a")]})), "entityType": "dataJob"}
-    rows = run_query(_store_of([mcl], tmp_path), get_query("job-io"), {"job": job}).dicts()
+    # ... and one sent before it that the log lacks the line between: the later one is the whole aspect
+    older = {**_dh_mcl(job, "dataJobInputOutput", 1_704_000_000_000, "1",
+                       value={"inputDatasets": [DS("hive,db.gone")], "outputDatasets": [DS("hive,db.c")]}), "entityType": "dataJob"}
+    rows = run_query(_store_of([older, mcl], tmp_path), get_query("job-io"), {"job": job}).dicts()
     assert {(r["role"].value, r["dataset_name"].value) for r in rows} == {
         ("input", DS("hive,db.a")), ("input", DS("hive,db.b")), ("output", DS("hive,db.c"))}
 
