@@ -1560,6 +1560,22 @@ def test_describe_formats_and_content(embedded, remote, db, capsys):
     assert "no entity with" in capsys.readouterr().err
 
 
+def test_describe_has_the_events_and_names_around_an_entitys_edges_and_its_jobs(embedded):
+    """ut18 #1: the events that added or removed an edge out of the entity were not in its subgraph, nor
+    the names of the assets at the other end; #2: nor a DataHub job that reads or writes a dataset."""
+    described = describe_triples(embedded, STG_O)
+    subjects = {t.subject.value for t in described}
+    outgoing = embedded.select("PREFIX prov: <http://www.w3.org/ns/prov#>\nPREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+                               "SELECT ?up ?ev ?down WHERE { ?edge prov:entity ?up ; om:addedBy|om:removedBy ?ev . ?down prov:qualifiedDerivation ?edge }",
+                               {"up": ox.NamedNode(STG_O)}).dicts()
+    assert outgoing and {r["ev"].value for r in outgoing} <= subjects
+    named = {t.subject.value for t in described if t.predicate.value.endswith("/urn")}
+    assert {r["down"].value for r in outgoing} <= named
+    jobs = run_query(embedded, get_query("job-candidates"), {"dataset": STG_O}).dicts()
+    assert jobs and {r["job"].value for r in jobs} <= {t.object.value for t in described
+                                                       if t.predicate.value.endswith("/affectsEntity")}
+
+
 DISPLAY_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z")
 
 
