@@ -273,7 +273,7 @@ def integrity_db(shared_dir, tmp_path_factory) -> Path:
                    timestamp=t + at, **kw)
 
     key = {"platform": "urn:li:dataPlatform:hive", "name": "x", "origin": "PROD"}
-    dh_back, dh_gone = DS("hive,x.back"), DS("hive,x.gone")
+    dh_back, dh_gone, dh_same = DS("hive,x.back"), DS("hive,x.gone"), DS("hive,x.same")
     events = [
         om(1, 0, "x.c", 0), om(2, 0, "x.c", 1000, "entityDeleted"),
         om(3, 0, "x.c", 2000, "entityUpdated", previousVersion=0.1, currentVersion=0.2),  # after the hard delete
@@ -290,6 +290,9 @@ def integrity_db(shared_dir, tmp_path_factory) -> Path:
         _mcl(dh_back, "datasetKey", key, t + 2000), _mcl(dh_back, "status", {"removed": False}, t + 3000),
         _mcl(dh_gone, "datasetKey", key, t), _mcl(dh_gone, "datasetKey", None, t + 1000, change="DELETE"),
         _mcl(dh_gone, "status", {"removed": False}, t + 3000),
+        # ut18 #5: re-created with another aspect in the key aspect's millisecond (one request): fine
+        _mcl(dh_same, "datasetKey", key, t), _mcl(dh_same, "datasetKey", None, t + 1000, change="DELETE"),
+        _mcl(dh_same, "datasetKey", key, t + 2000), _mcl(dh_same, "status", {"removed": False}, t + 2000),
         om(13, 7, "x.g", 5000),
     ]
     db = _mapped_store(events, tmp_path_factory.mktemp("audit-integrity"))
