@@ -1576,6 +1576,17 @@ def test_describe_has_the_events_and_names_around_an_entitys_edges_and_its_jobs(
                                                        if t.predicate.value.endswith("/affectsEntity")}
 
 
+@pytest.mark.parametrize("pattern, says", [
+    ("?x <https://open-metadata.org/schema/type/changeEvent/runOf> ?y", "is a run (a prov:Activity) of "),
+    ("?y <http://www.w3.org/ns/prov#qualifiedDerivation> ?x", "is a lineage edge from "),
+])
+def test_describe_of_a_run_or_an_edge_says_what_to_describe(embedded, pattern, says):
+    """ut18 #10: both were "in the store but [with] no provenance of its own"."""
+    node = embedded.select(f"SELECT ?x WHERE {{ {pattern} }} LIMIT 1").rows[0][0]
+    with pytest.raises(InputError, match=re.escape(says) + ".*: describe "):
+        describe_triples(embedded, node.value)
+
+
 DISPLAY_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z")
 
 
