@@ -194,7 +194,18 @@ def _with_other(r: dict, **details) -> tuple[list[str], dict]:
 def _version_findings(rows: list[dict]) -> list[Finding]:
     kinds = {"gap": "version-gap", "regression": "version-regression", "out-of-order": "out-of-order"}
     out = []
+    # one gap per missing version, however many events used it (an OpenMetadata pipeline's status
+    # events all use its last version: ut17 #5), at the first of them
+    gaps = _group((r for r in rows if r["problem"] == "gap"), lambda r: (r["entity"], r["version"]))
+    for (entity, version), group in gaps.items():
+        group.sort(key=lambda r: (r["time"], r["event"]))
+        first = group[0]
+        more = f" (used by {len(group)} events, the first at this time)" if len(group) > 1 else ""
+        out.append(Finding("version-gap", first["time"], f"{version}: {first['detail']}{more}", _events(group),
+                           entity, first["entity_name"], {"version": version, "user": first["user"]}))
     for r in rows:
+        if r["problem"] == "gap":
+            continue
         events, details = _with_other(r, version=r["version"], user=r["user"])
         out.append(Finding(kinds[r["problem"]], r["time"], f"{r['version']}: {r['detail']}", events,
                            r["entity"], r["entity_name"], details))

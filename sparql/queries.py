@@ -755,10 +755,27 @@ def _hard_deleted(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Lite
     return [f"it was hard-deleted at {display_text(found[0][-1])}: a hard delete ends every value set before it"]
 
 
+_NO_CREATION = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+                "ASK {\n#@bindings\n?event om:affectsEntity ?entity FILTER EXISTS { ?event om:currentVersion ?v }\n"
+                "FILTER NOT EXISTS { ?created om:affectsEntity ?entity FILTER EXISTS { ?created om:lifecycleChange om:Created } } }")
+
+
+def _no_creation(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Literal]) -> list[str]:
+    """An OpenMetadata entity whose log starts after its creation: its lists are what the log changed
+    (its events list changes, not whole lists), which must not read as its whole state (ut17 #4)."""
+    if not isinstance(bound.get("entity"), ox.NamedNode) or not store.ask(_NO_CREATION, {"entity": bound["entity"]}):
+        return []
+    return ["the store has no creation event of this OpenMetadata entity (the log starts later): its list fields "
+            "(tags, owners, columns, ...) hold only the members its events added, and values it was created with "
+            "are unknown; each event keeps the whole entity as it stood then (om-event:entityState, shown by "
+            "`changeprov describe`)"]
+
+
 #: ``# if-empty: NAME`` checks: (store, bound parameters) → notes explaining an empty answer
 EMPTY_CHECKS = {"unversioned": _unversioned_or_unknown, "unchanged-field": _unchanged_field,
                 "impersonations": _impersonations, "column-lineage": _column_lineage,
-                "hard-deleted": _hard_deleted, "not-a-job": _not_a_job, "not-a-dataset": _not_a_dataset}
+                "hard-deleted": _hard_deleted, "not-a-job": _not_a_job, "not-a-dataset": _not_a_dataset,
+                "no-creation": _no_creation}
 
 
 _CATEGORY = re.compile(r"[A-Z][A-Z_]*")
@@ -785,7 +802,8 @@ def _datahub_views(_store: TripleStore, _bound: Mapping, rows: Rows) -> list[str
 
 #: ``# if-rows: NAME`` checks: rows → notes explaining an answer
 ROW_CHECKS = {"datahub-views": _datahub_views, "impersonations": _impersonations,
-              "unknown-version": lambda store, bound, _rows: _versions_note(store, bound)}
+              "unknown-version": lambda store, bound, _rows: _versions_note(store, bound),
+              "no-creation": lambda store, bound, _rows: _no_creation(store, bound)}
 
 
 def _text(term) -> str:

@@ -218,6 +218,8 @@ def synthetic_db(shared_dir, tmp_path_factory) -> Path:
             previousVersion=0.1, currentVersion=0.2, timestamp=t + 1000),
         _om(base, id="e3", eventType="entityUpdated", entityId=a, entityFullyQualifiedName="x.a", userName="alice",
             previousVersion=0.3, currentVersion=0.4, timestamp=t + 2000),  # gap: nothing generated 0.3
+        _om(base, id="e10", eventType="entityUpdated", entityId=a, entityFullyQualifiedName="x.a", userName="alice",
+            previousVersion=0.3, currentVersion=0.35, timestamp=t + 2100),  # the same gap: one finding (ut17 #5)
         _om(base, id="e4", eventType="entityUpdated", entityId=a, entityFullyQualifiedName="x.a", userName="alice",
             previousVersion=0.4, currentVersion=0.2, timestamp=t + 3000),  # regression; 0.2 generated twice
         _om(base, id="e9", eventType="entityUpdated", entityId=a, entityFullyQualifiedName="x.a", userName="alice",
@@ -240,7 +242,7 @@ def test_synthetic_version_and_agent_findings(synthetic_db):
         rep = run_audit(store, now_ms=2_000_000_000_000)
     got = sorted((f.kind, f.entity_name, f.details.get("version"), len(f.events)) for f in rep.findings
                  if f.kind in ("version-gap", "version-regression", "out-of-order"))
-    assert got == [("out-of-order", "x.b", "0.1", 2), ("version-gap", "x.a", "0.3", 1),
+    assert got == [("out-of-order", "x.b", "0.1", 2), ("version-gap", "x.a", "0.3", 2),
                    ("version-regression", "x.a", "0.2", 1), ("version-regression", "x.a", "0.2", 2)]
     (no_user,) = rep.of_kind("no-user")
     assert no_user.entity_name == "x.b"

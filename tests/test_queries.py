@@ -840,6 +840,18 @@ def test_a_job_io_mcl_with_its_previous_value_keeps_the_datasets_it_restates(tmp
         ("input", DS("hive,db.a")), ("input", DS("hive,db.b")), ("output", DS("hive,db.c"))}
 
 
+def test_entity_state_of_an_openmetadata_entity_whose_log_starts_later_says_so(tmp_path):
+    """ut17 #4: an OpenMetadata log cut after the creation answered its one change's field and nothing
+    else, silently (its events list changes, not whole lists)."""
+    update = _om_update(1, 1_704_067_200_000, 0.3, added=[{"name": "description", "newValue": "x"}])
+    created = {**_om_update(0, 1_704_060_000_000, 0.1), "eventType": "entityCreated"}
+    created.pop("changeDescription", None)
+    for events, noted in (([update], True), ([created, update], False)):
+        rows = run_query(_store_of(events, tmp_path / str(len(events))), get_query("entity-state"),
+                         {"entity": update["entityFullyQualifiedName"]})
+        assert rows.rows and any("no creation event" in n for n in rows.notes) == noted
+
+
 def test_a_datahub_user_is_named_by_the_urn_as_given_not_its_escaped_iri(tmp_path):
     """ut14 #8: an actor URN with a space was shown as its agent IRI (urn:li:corpuser:b%20ob), which
     neither DataHub nor changes-by-user's readers would recognise."""
