@@ -606,3 +606,11 @@ def test_an_edge_a_hard_delete_ended_is_not_removed_again_by_a_later_lineage(tmp
     db = _mapped_store(events, tmp_path)
     with open_store("embedded", path=db, read_only=True) as store:
         assert not run_query(store, get_query("audit-lineage-removed"), {}).dicts()
+
+
+def test_an_event_with_two_contents_counts_once_per_user_in_the_activity(integrity_db):
+    """ut18 #6: event i13 (alice, then bob and another time in a second run) counted 4 times for bob
+    (2 users x 2 times), and the summary's events grew with it."""
+    with open_store("embedded", path=integrity_db, read_only=True) as store:
+        rows = run_query(store, get_query("audit-activity"), {}).dicts()
+    assert [int(r["events"].value) for r in rows if r["user"].value == "bob"] == [1]
