@@ -86,31 +86,15 @@ def _not_an_entity(store: TripleStore, value: str, *, shown: str | None = None) 
     if kind == "event":
         return f"{name!r} is a change event, not a metadata entity: describe the entity it affected ({entity})"
     # ut18 #10: a run and a lineage edge have provenance, through the nodes they belong to
-    what = store.select(_RUN_OR_EDGE, {"node": node}).dicts()
-    if what and what[0]["run_of"] is not None:
-        return (f"{name!r} is a run (a prov:Activity) of {what[0]['run_of'].value}: describe that job or pipeline; "
+    if kind == "run":
+        return (f"{name!r} is a run (a prov:Activity) of {rows[0]['run_of'].value}: describe that job or pipeline; "
                 "its runs are in its subgraph")
-    if what and what[0]["down"] is not None:
-        down = what[0]["down"].value
-        return (f"{name!r} is a lineage edge from {what[0]['up'].value} to {down}: describe {down}, whose subgraph has "
+    if kind == "edge":
+        down = rows[0]["down"].value
+        return (f"{name!r} is a lineage edge from {rows[0]['up'].value} to {down}: describe {down}, whose subgraph has "
                 f"the edge and the events that added or removed it (`changeprov query lineage-details --param entity=...` "
                 "lists its details as of a time)")
     return f"{name!r} is in the store but has no provenance of its own (no event affects it)"
-
-
-# what a node that is neither entity, event, version nor agent belongs to: a run's job or pipeline (its
-# name), a lineage edge's two ends (their names)
-_RUN_OR_EDGE = """PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>
-PREFIX prov: <http://www.w3.org/ns/prov#>
-SELECT ?node ?run_of ?down ?up WHERE {
-#@bindings
-  OPTIONAL { ?node om:runOf|om:runRecord ?run_node OPTIONAL { ?run_node om:fullyQualifiedName|om:urn ?run_name } }
-  OPTIONAL { ?down_node prov:qualifiedDerivation ?node OPTIONAL { ?down_node om:fullyQualifiedName|om:urn ?down_name } }
-  OPTIONAL { ?node prov:entity ?up_node OPTIONAL { ?up_node om:fullyQualifiedName|om:urn ?up_name } }
-  BIND(COALESCE(?run_name, STR(?run_node)) AS ?run_of)
-  BIND(COALESCE(?down_name, STR(?down_node)) AS ?down)
-  BIND(COALESCE(?up_name, STR(?up_node)) AS ?up)
-} LIMIT 1"""
 
 
 def render_graph(triples: list[ox.Triple], fmt: str) -> str:
