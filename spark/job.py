@@ -33,7 +33,7 @@ from pyspark.sql import functions as F
 
 from changeprov import __version__
 from changeprov.errors import InputError, SparkError
-from changeprov.exportlayout import LOCK, alive as _alive, lock_fields as _lock_fields, run_ids, written_by_a_run
+from changeprov.exportlayout import LOCK, alive, lock_fields, run_ids, written_by_a_run
 from changeprov.mapping.decode import BOM, BOM_DETAIL, RAW_LIMIT, REASONS
 from changeprov.mapping.vocab import rules
 from changeprov.ontology import VERSION_IRI
@@ -369,8 +369,8 @@ def acquire_lock(fs: FileSystem, out: str, run_id: str, *,
         text = _read_lock(fs)
         if text is None:
             continue  # released meanwhile: try again
-        held = _lock_fields(text)
-        stale = held.get("host") == mine["host"] and (held.get("pid") == mine["pid"] or not _alive(held.get("pid")))
+        held = lock_fields(text)
+        stale = held.get("host") == mine["host"] and (held.get("pid") == mine["pid"] or not alive(held.get("pid")))
         if not stale:
             break
         if _read_lock(fs) == text:  # still that dead run's lock, not one another run just took
@@ -395,7 +395,7 @@ def _took_over(held: dict, *, same_pid: bool) -> str:
 def release_lock(fs: FileSystem, run_id: str) -> None:
     """Remove the lock if it is still this run's (never one another run took over)."""
     text = _read_lock(fs)
-    if text is not None and _lock_fields(text).get("run_id") == run_id:
+    if text is not None and lock_fields(text).get("run_id") == run_id:
         fs.delete(LOCK)
 
 
