@@ -807,6 +807,51 @@ def test_a_datahub_mcl_with_its_previous_value_keeps_the_members_it_restates(tmp
     assert got == want and all(r["field"].value == "globalTags" for r in rows)
 
 
+def _tag_values(*names: str) -> dict:
+    return {"tags": [{"tag": f"urn:li:tag:{n}"} for n in names]}
+
+
+def test_a_kept_member_after_a_removal_in_its_own_millisecond_stays(tmp_path):
+    """rv35 #1: {A}, then {A} -> {} and {A} -> {A, B} in one millisecond, without aspect versions (so
+    ordered by IRI): with the removal first, A was lost (the add's row was hidden by the removal, the kept
+    A by the add); with the removal last, nothing is right. Eight datasets, so that both orders occur."""
+    t0 = 1_704_067_200_000
+    events = []
+    for i in range(8):
+        ds = DS(f"hive,db.m{i}")
+        add, gap, keep = (_unversioned(_dh_mcl(ds, "globalTags", t0 + ms, "1", value=v, previous=p))
+                          for ms, v, p in ((1000, _tag_values("A"), None), (2000, _tag_values(), ("1", _tag_values("A"))),
+                                           (2000, _tag_values("A", "B"), ("1", _tag_values("A")))))
+        gap["created"]["actor"] = "urn:li:corpuser:gap"
+        events += [add, gap, keep]
+    store = _store_of(events, tmp_path)
+    orders = set()
+    for i in range(8):
+        ds = DS(f"hive,db.m{i}")
+        history = run_query(store, get_query("entity-history"), {"entity": ds}).dicts()
+        (gap,) = [r["event"].value for r in history if r["user"].value == "urn:li:corpuser:gap"]
+        (keep,) = [r["event"].value for r in history if r["user"].value != "urn:li:corpuser:gap"
+                   and rfc3339_to_ms(r["time"].value) == t0 + 2000]
+        orders.add(gap < keep)
+        rows = run_query(store, get_query("entity-state"), {"entity": ds}).dicts()
+        want = {("urn:li:tag:A", t0 + 2000), ("urn:li:tag:B", t0 + 2000)} if gap < keep else set()
+        assert {(r["value"].value, rfc3339_to_ms(r["set_at"].value)) for r in rows} == want, (i, gap < keep)
+    assert orders == {True, False}
+
+
+def test_a_kept_member_shows_when_the_version_it_revises_lies_after_as_of(tmp_path):
+    """rv35 #4: version 1 {A} at 5 s, version 2 {A} -> {A, B} at 2 s (a writer's clock ahead): at 3 s only
+    version 2 is in scope and it states A and B; A was hidden by version 1's row, which is not."""
+    t0 = 1_704_067_200_000
+    ds = DS("hive,db.m")
+    events = [_dh_mcl(ds, "globalTags", t0 + 5000, "1", value=_tag_values("A")),
+              _dh_mcl(ds, "globalTags", t0 + 2000, "2", value=_tag_values("A", "B"), previous=("1", _tag_values("A")))]
+    store = _store_of(events, tmp_path)
+    rows = run_query(store, get_query("entity-state"), {"entity": ds, "as_of": str(t0 + 3000)}).dicts()
+    assert {(r["value"].value.removeprefix("urn:li:tag:"), rfc3339_to_ms(r["set_at"].value) - t0)
+            for r in rows} == {("A", 2000), ("B", 2000)}
+
+
 def test_impact_owners_follow_the_whole_ownership_aspect(tmp_path):
     """ut17 #3: an ownership MCL without its previous value (UPSERT, DELETE) left the owners it no longer
     listed in impact (entity-state dropped them); and one with it, where a line is missing (#2)."""
