@@ -871,6 +871,24 @@ def test_impact_owners_follow_the_whole_ownership_aspect(tmp_path):
         assert (row["owners"].value if row["owners"] else "") == owner_list, as_of
 
 
+@pytest.mark.parametrize("with_previous", [True, False])
+def test_impact_owners_of_an_ownership_revision_in_its_own_millisecond(tmp_path, with_previous):
+    """rv35 #3: version 2 of the ownership aspect ({x} -> {y}) in version 1's millisecond left x an owner in
+    impact (entity-state said y): impact's removal checks wanted a strictly later time."""
+    t = 1_717_200_000_000
+    src, dst = DS("hive,db.src"), DS("hive,db.dst")
+    owners = lambda *names: {"owners": [{"owner": f"urn:li:corpuser:{n}", "type": "DATAOWNER"} for n in names]}
+    events = [_dh_mcl(dst, "upstreamLineage", t, "1", value={"upstreams": [{"dataset": src, "type": "TRANSFORMED"}]}),
+              _dh_mcl(dst, "ownership", t + 1000, "1", value=owners("x")),
+              _dh_mcl(dst, "ownership", t + 1000, "2", value=owners("y"),
+                      previous=("1", owners("x")) if with_previous else None)]
+    store = _store_of(events, tmp_path)
+    (row,) = run_query(store, get_query("impact"), {"entity": src}).dicts()
+    state = run_query(store, get_query("entity-state"), {"entity": dst}).dicts()
+    assert row["owners"].value == "urn:li:corpuser:y"
+    assert [r["value"].value for r in state if r["field"].value == "ownership"] == ["urn:li:corpuser:y"]
+
+
 def test_a_job_io_mcl_with_its_previous_value_keeps_the_datasets_it_restates(tmp_path):
     """ut16 #1, for a job's lists: job-io and the jobs=true walks read them."""
     job = "urn:li:dataJob:(urn:li:dataFlow:(airflow,etl,PROD),load)"
