@@ -195,11 +195,13 @@ def _version_findings(rows: list[dict]) -> list[Finding]:
     kinds = {"gap": "version-gap", "regression": "version-regression", "out-of-order": "out-of-order"}
     out = []
     # one gap per missing version, however many events used it (an OpenMetadata pipeline's status
-    # events all use its last version: ut17 #5), at the first of them
-    gaps = _group((r for r in rows if r["problem"] == "gap"), lambda r: (r["entity"], r["version"]))
-    for (entity, version), group in gaps.items():
+    # events all use its last version: ut17 #5), at the first of them; the version node, not its text,
+    # which for DataHub names only the aspect (rv35 #2)
+    gaps = _group((r for r in rows if r["problem"] == "gap"), lambda r: r["missing"])
+    for group in gaps.values():
         group.sort(key=lambda r: (r["time"], r["event"]))
         first = group[0]
+        entity, version = first["entity"], first["version"]
         more = f" (used by {len(group)} events, the first at this time)" if len(group) > 1 else ""
         out.append(Finding("version-gap", first["time"], f"{version}: {first['detail']}{more}", _events(group),
                            entity, first["entity_name"], {"version": version, "user": first["user"]}))

@@ -1271,7 +1271,7 @@ EXAMPLES = {
     "audit-deletions": {"until": "2024-03-31"},
     "audit-integrity": {"until": "2026-12-31"},  # no rows: see NO_CORPUS_ROWS
     "audit-lineage": {"entity": LEGACY, "as_of": "2024-03-12"},
-    "audit-lineage-removed": {"since": "2024-03-15", "until": "2024-03-31"},  # cuts: 1 of 4 removals
+    "audit-lineage-removed": {"since": "2024-03-10", "until": "2024-03-31"},  # cuts: 2 of 3 removals
     "audit-schema-drops": {"until": "2026-12-31"},
     "audit-sensitive-tags": {"tag_pattern": "^urn:li:tag:PII$"},
     "audit-top-entities": {"since": "2026-09-01"},
