@@ -54,14 +54,23 @@ def alive(pid) -> bool:
     return True
 
 
-def running_export(root: Path) -> str | None:
-    """Who holds ``root``'s export lock, unless its process is known to be gone (of this host, not
-    running): a load meanwhile reads the last committed run, not the one being written (ut15 #10)."""
+def lock_holder(root: Path) -> dict | None:
+    """The fields of ``root``'s export lock, unless there is none or its process is known to be gone
+    (of this host, not running)."""
     try:
         held = lock_fields((root / LOCK).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError):
         return None
     if held.get("host") == socket.gethostname() and not alive(held.get("pid")):
+        return None
+    return held
+
+
+def running_export(root: Path) -> str | None:
+    """Who holds ``root``'s export lock, unless its process is known to be gone: a load meanwhile
+    reads the last committed run, not the one being written (ut15 #10)."""
+    held = lock_holder(root)
+    if held is None:
         return None
     return (f"an export (run {str(held.get('run_id'))[:12]}, pid {held.get('pid')} on {held.get('host')}, started "
             f"{held.get('started')}) is writing into {root}: this load has the runs committed before it, not its triples")

@@ -40,7 +40,7 @@ from typing import Callable, Iterator
 import pyoxigraph as ox
 
 from changeprov.errors import ChangeprovError, InputError
-from changeprov.exportlayout import run_ids, running_export, written_by_a_run
+from changeprov.exportlayout import lock_holder, run_ids, running_export, written_by_a_run
 from changeprov.mapping.inputs import READ_ERRORS, local_path, open_input
 from changeprov.sparql.stores import NTriplesSyntaxError, TripleStore
 
@@ -77,8 +77,11 @@ def committed_partitions(export_dir: str | Path) -> list[Path]:
     root = export_root(export_dir)
     if not root.is_dir():
         raise InputError(f"{root} is not a directory (expected a `changeprov export` output folder)")
+    # the staging folder of an export that is writing now is its work, not a dead run's leftovers (rv35 #6)
+    held = lock_holder(root)
+    writing = f"_staging-{held.get('run_id')}" if held else None
     leftovers = sorted(str(p.relative_to(root)) for p in root.rglob("*")
-                       if p.name.startswith(LEFTOVER_PREFIXES))
+                       if p.name.startswith(LEFTOVER_PREFIXES) and p.relative_to(root).parts[0] != writing)
     if leftovers:
         raise InputError(f"{root} holds leftovers of an unfinished or killed export run: "
                          f"{', '.join(leftovers[:5])}{' …' if len(leftovers) > 5 else ''}; "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import re
+import shutil
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
@@ -909,13 +910,19 @@ def test_a_load_while_an_export_writes_into_the_folder_says_so(tmp_path, capsys)
     try:
         lock = {"run_id": "ab" * 16, "host": socket.gethostname(), "pid": sleeper.pid, "started": "2026-11-26T20:55:24+00:00"}
         (exp / "_export.lock").write_text(json.dumps(lock))
+        # rv35 #6: for most of its run the export has its staging folder, which is no dead run's leftover
+        (exp / f"_staging-{lock['run_id']}" / "triples" / "_temporary").mkdir(parents=True)
         assert main(["load", str(exp), "--store", str(tmp_path / "db")]) == 1
         err = capsys.readouterr().err
         assert f"an export (run abababababab, pid {sleeper.pid} on {socket.gethostname()}" in err, err
     finally:
         sleeper.kill()
         sleeper.wait()
-    # the same lock, its process gone: a dead run's, which the next export takes over
+    # the same lock, its process gone: a dead run's, which the next export takes over; its staging is
+    # a leftover then
+    assert main(["load", str(exp), "--store", str(tmp_path / "db2")]) == 2
+    assert "leftovers of an unfinished or killed export run: _staging-abab" in capsys.readouterr().err
+    shutil.rmtree(exp / f"_staging-{lock['run_id']}")
     assert main(["load", str(exp), "--store", str(tmp_path / "db2")]) == 0
 
 
