@@ -1662,6 +1662,20 @@ def test_describe_of_a_run_or_an_edge_says_what_to_describe(embedded, pattern, s
         describe_triples(embedded, node.value)
 
 
+def test_describe_of_a_datahub_run_names_its_job_not_its_record(tmp_path):
+    """rv35 #7: a run with both om:runOf (its job) and om:runRecord (its dataProcessInstance) was said to
+    be "of" whichever row came first."""
+    t = 1_704_139_200_000
+    job, dpi = "urn:li:dataJob:(urn:li:dataFlow:(airflow,f,prod),load)", "urn:li:dataProcessInstance:abc123"
+    events = [{**_dh_mcl(dpi, aspect, t, "1", value=value), "entityType": "dataProcessInstance"}
+              for aspect, value in (("dataProcessInstanceRelationships", {"parentTemplate": job}),
+                                    ("dataProcessInstanceRunEvent", {"timestampMillis": t, "status": "STARTED"}))]
+    store = _store_of(events, tmp_path)
+    (run,) = store.select("SELECT DISTINCT ?run WHERE { ?run <https://open-metadata.org/schema/type/changeEvent/runRecord> ?r }").rows
+    with pytest.raises(InputError, match=re.escape(f"is a run (a prov:Activity) of {job}: describe ")):
+        describe_triples(store, run[0].value)
+
+
 DISPLAY_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z")
 
 
