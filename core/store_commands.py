@@ -69,7 +69,7 @@ def configure_load(p: argparse.ArgumentParser) -> None:
                    help="embedded store: skip compacting the indexes after loading (faster load, slower "
                         "queries; worth it only before loading more exports, the last load compacts)")
     p.add_argument("--batch-bytes", type=_bytes, default=None, metavar="N",
-                   help="endpoint: send the triples in requests of about N bytes each (K, M, G suffixes; "
+                   help="endpoint: send the triples in requests of at most N bytes each (K, M, G suffixes; "
                         "default 8M): a server or gateway with a request size limit (nginx: 1M) needs less")
     _store_args(p)
 

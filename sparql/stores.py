@@ -493,6 +493,13 @@ def _drained(read, what: str):
         raise StoreError(f"{what}: {first_text(exc)}") from None
 
 
+#: a server out of threads or processes (EAGAIN): impact, the lineage walks and audit send a request per
+#: asset, and `oxigraph serve --timeout-s T` keeps a thread per request for T seconds
+_EXHAUSTED_HINT = ("; the server ran out of threads or processes: impact, upstream / downstream and audit send "
+                   "one request per asset, and an `oxigraph serve --timeout-s T` keeps a thread per request for "
+                   "T seconds (start it without --timeout-s, or with a short one)")
+
+
 def _server_said(body: bytes | None) -> str:
     """The first line of an error response's body (a server's own reason), or ""."""
     text = (body or b"")[:2000].decode("utf-8", "replace").strip()
@@ -651,7 +658,8 @@ class RemoteStore(TripleStore):
                 raise StoreError(f"endpoint {self.endpoint} answered 404 Not Found: --endpoint must be the "
                                  "SPARQL query URL (oxigraph serve: http://HOST:PORT/query; Fuseki: "
                                  "http://HOST:PORT/DATASET/sparql)") from None
-            raise StoreError(f"endpoint {self.endpoint} failed: {msg}{f' ({said})' if said else ''}") from None
+            raise StoreError(f"endpoint {self.endpoint} failed: {msg}{f' ({said})' if said else ''}"
+                             f"{_EXHAUSTED_HINT if 'temporarily unavailable' in said.lower() else ''}") from None
         except urllib.error.HTTPError as exc:
             if exc.code in _REDIRECTS:
                 raise _redirected(self.endpoint, exc) from None
@@ -726,36 +734,49 @@ class RemoteStore(TripleStore):
             raise StoreError(f"cannot reach {url}: {exc}; {before}") from None
 
     def _batches(self, stream) -> Iterator[bytes]:
+        """The stream's lines in chunks of at most batch_bytes (a longer line alone): a gateway's limit of N
+        bytes must take --batch-bytes N (rv35 #8)."""
         batch: list[bytes] = []
         size = 0
         for line in stream:
-            batch.append(line if line.endswith(b"\n") else line + b"\n")
-            size += len(batch[-1])
-            if size >= self.batch_bytes:
+            line = line if line.endswith(b"\n") else line + b"\n"
+            if batch and size + len(line) > self.batch_bytes:
                 yield b"".join(batch)
                 batch, size = [], 0
+            batch.append(line)
+            size += len(line)
         if batch:
             yield b"".join(batch)
 
+    def _requests(self, triples: list) -> Iterator[bytes]:
+        """Request bodies of at most batch_bytes where the triples allow: the canonical serialisation and
+        the SPARQL Update wrapping can make a chunk larger than its lines."""
+        body = ox.serialize(triples, format=ox.RdfFormat.N_TRIPLES)
+        if not self.graph_store:
+            body = b"INSERT DATA {\n" + body + b"}\n"
+        if len(body) > self.batch_bytes and len(triples) > 1:
+            half = len(triples) // 2
+            yield from self._requests(triples[:half])
+            yield from self._requests(triples[half:])
+        else:
+            yield body
+
     def load_ntriples(self, stream) -> None:
+        if not (self.graph_store or self.update_endpoint):
+            raise ConfigError("cannot load into this endpoint: give --graph-store URL or --update-endpoint URL")
         sent = 0
         for chunk in self._batches(stream):
             try:  # validate strictly before sending (and serialise canonically)
                 triples = list(ox.parse(chunk, format=ox.RdfFormat.N_TRIPLES))
             except SyntaxError as exc:
                 raise InputError(f"invalid N-Triples: {exc}") from None
-            if not triples:
-                continue
-            body = ox.serialize(triples, format=ox.RdfFormat.N_TRIPLES)
-            if self.graph_store:
-                sep = "&" if "?" in self.graph_store else "?"
-                self._post(self.graph_store + sep + "default", body, "application/n-triples", sent=sent)
-            elif self.update_endpoint:
-                update = b"INSERT DATA {\n" + body + b"}\n"
-                self._post(self.update_endpoint, update, "application/sparql-update", sent=sent)
-            else:
-                raise ConfigError("cannot load into this endpoint: give --graph-store URL or --update-endpoint URL")
-            sent += 1
+            for body in self._requests(triples) if triples else ():
+                if self.graph_store:
+                    sep = "&" if "?" in self.graph_store else "?"
+                    self._post(self.graph_store + sep + "default", body, "application/n-triples", sent=sent)
+                else:
+                    self._post(self.update_endpoint, body, "application/sparql-update", sent=sent)
+                sent += 1
 
 
 # ----------------------------------------------------------------------------- factory

@@ -846,6 +846,9 @@ def _refusing(status: int, body: bytes = b"", *, when=lambda method, path, heade
      ["HTTP 404", "--graph-store URL gives it (derived from --endpoint: http://127.0.0.1:", "no batch was stored"]),
     # ut15 #3: the server's reason and, for 401 / 403, where credentials come from
     ("query", _refusing(500, b"internal boom\nat line 2"), ["HTTP status code 500. (internal boom)"]),
+    # what oxigraph serve --timeout-s says once impact's requests have used up its threads
+    ("query", _refusing(500, b"Resource temporarily unavailable (os error 11)"),
+     ["(Resource temporarily unavailable (os error 11)); the server ran out of threads", "without --timeout-s"]),
     ("query", _refusing(401), ["refused access (HTTP 401): no credentials were sent: set CHANGEPROV_ENDPOINT_TOKEN"]),
     ("query", _refusing(403), ["refused access (HTTP 403): no credentials were sent"]),
     ("load", _refusing(403, when=lambda method, path, headers, size: method == "POST" and path.startswith("/store")),
@@ -865,7 +868,8 @@ def test_an_endpoint_that_refuses_gets_a_message_that_says_what_to_do(tmp_path, 
             last = err.strip().splitlines()[-1]
             assert all(part in last for part in said) and last.startswith(f"changeprov {command}: error: "), err
             if said[1:2] == ["--batch-bytes N sends less"]:
-                assert main([*argv, "--endpoint", through, "--batch-bytes", "60"]) == 0
+                # rv35 #8: a limit of N bytes takes --batch-bytes N (every batch was N and one line more)
+                assert main([*argv, "--endpoint", through, "--batch-bytes", "120"]) == 0
                 assert RemoteStore(url).count() == open_store("embedded", path=_loaded(exp, tmp_path / "db")).count()
         finally:
             front.shutdown()
