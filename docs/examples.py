@@ -33,6 +33,14 @@ EXAMPLES = [
     ("DataHub PlatformEvent envelope: relationshipChangeEvent ADD", "platform-relationship-add"),
 ]
 
+#: what the Turtle alone does not say, under an example's input line (kept here: a regeneration
+#: rewrites everything between the markers)
+NOTES = {
+    "om-hard-deleted": "Its `changeDescription` repeats the entity's last change (here the soft delete's `deleted`: "
+                       "false → true; SOURCES.md): it is checked like any other, but maps to no field change, since "
+                       "the user who deleted did not make that change again. The event's `entityState` keeps it.",
+}
+
 
 def render() -> str:
     parts = [BEGIN, ""]
@@ -41,6 +49,7 @@ def render() -> str:
         keys = ", ".join(f"`{k}`" for k in event)
         parts += [f"### {title}", "",
                   f"Input: [`tests/golden/{name}.jsonl`](../tests/golden/{name}.jsonl) (keys: {keys}).", "",
+                  *([NOTES[name], ""] if name in NOTES else []),
                   f"<!-- golden: {name} -->", "```turtle",
                   (GOLDEN / f"{name}.ttl").read_text(encoding="utf-8").rstrip("\n"), "```", ""]
     parts.append(END)
