@@ -78,7 +78,7 @@ def refuse_service(query: str, *, allow_service: bool = False) -> None:
     """Refuse query text with a SERVICE clause (an outbound request, ANCHORS.md §D)."""
     if not allow_service and has_service(query):
         raise InputError("query text contains SERVICE (federated query = outbound HTTP request); "
-                         "refused unless --allow-service is given")
+                         "refused unless --allow-service (allow_service=True) is given")
 
 
 #: pyoxigraph lists the code point ranges a SPARQL name may start with (PN_CHARS_BASE), over 4 lines
@@ -135,6 +135,15 @@ class Rows:
     def column(self, name: str) -> list[Term | None]:
         i = self.variables.index(name)
         return [row[i] for row in self.rows]
+
+
+def _binary(stream):
+    """``stream`` itself, unless it is a path or text given where an open stream belongs: the path's
+    text would be read as N-Triples ("the subject of a triple must be an IRI")."""
+    if isinstance(stream, (str, Path)):
+        raise InputError("load_ntriples takes an open stream of N-Triples (open(path, 'rb')), not a path or "
+                         f"a string: {str(stream)[:80]!r}")
+    return stream
 
 
 class NTriplesSyntaxError(InputError):
@@ -224,6 +233,7 @@ def query_form(query: str) -> str:
 class EmbeddedStore(TripleStore):
     kind = "embedded"
     parallel_load = True
+    _store: ox.Store | None = None
 
     def __init__(self, path: str | Path, *, create: bool = False, read_only: bool = False):
         self.path = Path(path)
@@ -264,7 +274,7 @@ class EmbeddedStore(TripleStore):
 
     def _query(self, query: str, bindings):
         try:
-            return self._store.query(query, substitutions=self._subs(bindings))
+            return self._live().query(query, substitutions=self._subs(bindings))
         except SyntaxError as exc:
             raise sparql_syntax_error(str(exc), query) from None
         except (RuntimeError, ValueError, OSError) as exc:
@@ -290,9 +300,10 @@ class EmbeddedStore(TripleStore):
         return _drained(lambda: list(res), "query failed")
 
     def load_ntriples(self, stream) -> None:
+        stream, store = _binary(stream), self._live()
         try:
             # bulk_load is atomic in pyoxigraph 0.5: a bad line leaves the store unchanged; never lenient
-            self._store.bulk_load(stream, format=ox.RdfFormat.N_TRIPLES)
+            store.bulk_load(stream, format=ox.RdfFormat.N_TRIPLES)
         except SyntaxError as exc:
             raise NTriplesSyntaxError(str(exc), line=exc.lineno) from None
         except (OSError, RuntimeError, ValueError) as exc:
@@ -300,7 +311,7 @@ class EmbeddedStore(TripleStore):
 
     def clear(self) -> None:
         try:
-            self._store.clear()
+            self._live().clear()
         except OSError as exc:
             raise StoreError(f"emptying {self.path} failed: {exc}") from None
 
@@ -320,19 +331,27 @@ class EmbeddedStore(TripleStore):
         # after a big load one index lookup reads many files: on a 20M-triple store compaction made
         # per-entity queries 2.5-5x faster (docs/queries.md, "Compaction after loading")
         try:
-            self._store.optimize()
+            self._live().optimize()
         except OSError as exc:
             raise StoreError(f"compacting {self.path} failed: {exc}") from None
 
     def count(self) -> int:
-        return len(self._store)
+        return len(self._live())
+
+    def _live(self) -> ox.Store:
+        if self._store is None:
+            raise StoreError(f"{self.description} is closed")
+        return self._store
 
     def close(self) -> None:
+        """Flush and release the store (its lock, for a writer); closing again does nothing."""
+        if self._store is None:
+            return
         try:
             self._store.flush()
         except Exception:  # read-only stores cannot flush
             pass
-        del self._store
+        self._store = None
 
 
 # ----------------------------------------------------------------------------- memory (rdflib)
@@ -414,7 +433,7 @@ class MemoryStore(TripleStore):
         return [ox.Triple(*(from_rdflib(x) for x in t)) for t in res]
 
     def load_ntriples(self, stream) -> None:
-        data = stream.read()
+        data = _binary(stream).read()
         # validate strictly with pyoxigraph first (rdflib's N-Triples parser is more lenient)
         try:
             triples = list(ox.parse(data, format=ox.RdfFormat.N_TRIPLES))
@@ -589,6 +608,9 @@ class RemoteStore(TripleStore):
             if url and (urllib.parse.urlsplit(url).username is not None):
                 raise ConfigError(f"credentials in an endpoint URL are refused ({redacted(url)}): they would show in "
                                   f"process lists and shell history; set {ENV_USER} and {ENV_PASSWORD}, or {ENV_TOKEN}")
+        for name, value in (("timeout", timeout), ("batch_bytes", batch_bytes)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+                raise ConfigError(f"{name} must be a positive number, got {value!r}")
         self.endpoint = endpoint
         upd, gsp = _derive(endpoint)
         self.update_endpoint = update_endpoint or upd
@@ -738,7 +760,8 @@ class RemoteStore(TripleStore):
         bytes must take --batch-bytes N (rv35 #8)."""
         batch: list[bytes] = []
         size = 0
-        for line in stream:
+        for line in _binary(stream):
+            line = line.encode("utf-8") if isinstance(line, str) else line  # a text stream, as the others take
             line = line if line.endswith(b"\n") else line + b"\n"
             if batch and size + len(line) > self.batch_bytes:
                 yield b"".join(batch)
@@ -764,12 +787,13 @@ class RemoteStore(TripleStore):
     def load_ntriples(self, stream) -> None:
         if not (self.graph_store or self.update_endpoint):
             raise ConfigError("cannot load into this endpoint: give --graph-store URL or --update-endpoint URL")
-        sent = 0
+        sent = lines = 0
         for chunk in self._batches(stream):
             try:  # validate strictly before sending (and serialise canonically)
                 triples = list(ox.parse(chunk, format=ox.RdfFormat.N_TRIPLES))
-            except SyntaxError as exc:
-                raise InputError(f"invalid N-Triples: {exc}") from None
+            except SyntaxError as exc:  # the stream's line, as the other kinds say it
+                raise NTriplesSyntaxError(str(exc), line=lines + exc.lineno if exc.lineno else None) from None
+            lines += chunk.count(b"\n")
             for body in self._requests(triples) if triples else ():
                 if self.graph_store:
                     sep = "&" if "?" in self.graph_store else "?"
@@ -782,20 +806,44 @@ class RemoteStore(TripleStore):
 # ----------------------------------------------------------------------------- factory
 
 
+#: the options of open_store that each kind takes (the rest is an error, not silently ignored)
+_OPTIONS = {"embedded": {"path", "create", "read_only"},
+            "remote": {"endpoint", "update_endpoint", "graph_store", "timeout", "batch_bytes"},
+            "memory": set()}
+
+
 def open_store(kind: str = "embedded", *, path: str | Path | None = None, endpoint: str | None = None,
                create: bool = False, read_only: bool = False, **options) -> TripleStore:
-    """One entry point: ``kind`` selects the store (``embedded`` | ``remote`` | ``memory``)."""
+    """One entry point: ``kind`` selects the store (``embedded`` | ``remote`` | ``memory``).
+
+    embedded: ``path`` (``create``: make it if missing; ``read_only``: a snapshot of the store as it was
+    when opened, which other processes may read beside); remote: ``endpoint`` (the SPARQL query URL),
+    ``update_endpoint``, ``graph_store``, ``timeout`` (seconds per request), ``batch_bytes`` (largest
+    load request). An option the kind does not take is a ConfigError.
+
+    >>> open_store("embedded", path="db", timeout=5)
+    Traceback (most recent call last):
+    ...
+    changeprov.errors.ConfigError: option(s) timeout do not apply to an embedded store (it takes create, path, read_only)
+    """
+    if kind not in _OPTIONS:
+        raise ConfigError(f"unknown store kind {kind!r} (one of {', '.join(KINDS)})")
+    given = {name for name, value in (("path", path), ("endpoint", endpoint), ("create", create),
+                                      ("read_only", read_only)) if value} | set(options)
+    if given - _OPTIONS[kind]:
+        raise ConfigError(f"option(s) {', '.join(sorted(given - _OPTIONS[kind]))} do not apply to a{'n' if kind[0] in 'ae' else ''} "
+                          f"{kind} store (it takes {', '.join(sorted(_OPTIONS[kind])) or 'none'})")
     if kind == "embedded":
         if path is None:
-            raise ConfigError("the embedded store needs --store PATH")
+            raise ConfigError("the embedded store needs a path (path=, --store PATH)")
+        if create and read_only:
+            raise ConfigError("a store cannot be created read-only: open it with create=True first")
         return EmbeddedStore(path, create=create, read_only=read_only)
     if kind == "remote":
         if not endpoint:
-            raise ConfigError("the remote store needs --endpoint URL")
+            raise ConfigError("the remote store needs an endpoint (endpoint=, --endpoint URL)")
         return RemoteStore(endpoint, **options)
-    if kind == "memory":
-        return MemoryStore()
-    raise ConfigError(f"unknown store kind {kind!r} (one of {', '.join(KINDS)})")
+    return MemoryStore()
 
 
 def store_from_args(args, *, create: bool = False, read_only: bool = False) -> TripleStore:

@@ -15,7 +15,8 @@ import pytest
 from changeprov.cli import main
 from changeprov.errors import ConfigError, InputError, StoreError
 from changeprov.sparql.loader import committed_partitions, load_export
-from changeprov.sparql.stores import MemoryStore, RemoteStore, open_store, query_form, values_block, with_values
+from changeprov.sparql.stores import (MemoryStore, NTriplesSyntaxError, RemoteStore, open_store, query_form, values_block,
+                                      with_values)
 from changeprov.sparql.server import oxigraph_server
 from sparql_support import CORPUS, corpus_export, make_export, map_corpus
 
@@ -941,3 +942,55 @@ def test_https_to_a_server_that_never_answers_the_handshake_says_so():
         url = f"https://127.0.0.1:{listener.getsockname()[1]}/query"
         with pytest.raises(StoreError, match=r"no TLS handshake within 0.5 s: is it a plain-http server \(http://\)"):
             RemoteStore(url, timeout=0.5).select("SELECT * WHERE { ?s ?p ?o } LIMIT 1")
+
+
+# ----------------------------------------------------------------------------- from Python (ut19)
+
+
+def test_a_closed_store_says_so_and_closes_twice(tmp_path):
+    """ut19 #4: use after close and a second close were AttributeErrors, outside ChangeprovError."""
+    store = open_store("embedded", path=tmp_path / "db", create=True)
+    store.close()
+    store.close()
+    with pytest.raises(StoreError, match=re.escape(f"embedded store {tmp_path / 'db'} is closed")):
+        store.count()
+    with pytest.raises(StoreError, match="is closed"):
+        store.select("SELECT * WHERE { ?s ?p ?o }")
+
+
+@pytest.mark.parametrize("kind, options, message", [
+    ("embedded", {"path": "db", "timeout": 5}, "option(s) timeout do not apply to an embedded store"),
+    ("embedded", {"path": "db", "endpoint": "http://x/query"}, "option(s) endpoint do not apply to an embedded store"),
+    ("remote", {"endpoint": "http://x/query", "path": "db"}, "option(s) path do not apply to a remote store"),
+    ("remote", {"endpoint": "http://x/query", "timout": 5}, "option(s) timout do not apply to a remote store (it takes "),
+    ("remote", {"endpoint": "http://x/query", "timeout": -1}, "timeout must be a positive number, got -1"),
+    ("remote", {"endpoint": "http://x/query", "timeout": "5"}, "timeout must be a positive number, got '5'"),
+    ("remote", {"endpoint": "http://x/query", "batch_bytes": 0}, "batch_bytes must be a positive number, got 0"),
+    ("embedded", {"path": "db", "create": True, "read_only": True}, "a store cannot be created read-only"),
+    ("embedded", {}, "the embedded store needs a path (path=, --store PATH)"),
+])
+def test_open_store_refuses_options_its_kind_does_not_take(tmp_path, kind, options, message):
+    """ut19 #6: they were ignored, or failed later as TypeError / ValueError."""
+    if "path" in options:
+        options["path"] = tmp_path / options["path"]
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        open_store(kind, **options)
+
+
+def test_every_store_kind_loads_text_and_binary_streams_and_refuses_a_path(tmp_path):
+    """ut19 #8: a text stream failed on the remote store, a syntax error there was no NTriplesSyntaxError,
+    and a path string was parsed as N-Triples."""
+    good = "<urn:x:a> <urn:x:p> <urn:x:b> .\n<urn:x:a> <urn:x:p> \"c\" .\n"
+    bad = good + "<urn:x:a> <urn:x:p> c .\n"
+    with oxigraph_server(tmp_path / "srv") as url:
+        for store in (open_store("embedded", path=tmp_path / "db", create=True), open_store("memory"),
+                      open_store("remote", endpoint=url, batch_bytes=40)):
+            with store:
+                store.load_ntriples(io.StringIO(good))
+                store.load_ntriples(io.BytesIO(good.encode()))
+                assert store.count() == 2, store.kind
+                with pytest.raises(NTriplesSyntaxError) as err:
+                    store.load_ntriples(io.BytesIO(bad.encode()))
+                assert err.value.line == 3, store.kind
+                with pytest.raises(InputError, match=re.escape("takes an open stream of N-Triples (open(path, 'rb'))")):
+                    store.load_ntriples(str(tmp_path / "x.nt"))
