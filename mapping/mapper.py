@@ -93,8 +93,11 @@ def map_event(obj: dict, *, family: str = "auto") -> tuple[str, list[Triple]]:
     return detected, MAPPERS[detected](obj).triples
 
 
-def map_line(raw: bytes, *, source: str = "-", line: int = 0, family: str = "auto") -> Result:
-    """Decode and map one input line; never raises on bad input."""
+def map_line(raw: bytes | str, *, source: str = "-", line: int = 0, family: str = "auto") -> Result:
+    """Decode and map one input line (its bytes, or its text); never raises on bad input. One line at a
+    time knows no other line: ``map_to_files`` also quarantines a second event with a seen id."""
+    if isinstance(raw, str):
+        raw = raw.encode("utf-8", "surrogatepass")
     if not raw.strip(b" \t\r\n"):
         return Result(None)
     try:

@@ -60,7 +60,7 @@ RUN_LINES = 1_000_000
 _EVENT_LINE_END = f" <{RDF_TYPE.value}> <{CHANGE_EVENT.value}> .\n".encode()
 
 
-def map_to_files(inputs: Iterable[str], out: Path, quarantine: Path, *, family: str = "auto",
+def map_to_files(inputs: Iterable[str], out: str | Path, quarantine: str | Path, *, family: str = "auto",
                  run_lines: int = RUN_LINES) -> Counts:
     """Write the distinct triples of all inputs to ``out`` (N-Triples, sorted) and bad lines to ``quarantine``.
 
@@ -73,6 +73,7 @@ def map_to_files(inputs: Iterable[str], out: Path, quarantine: Path, *, family: 
     Memory stays bounded: N-Triples lines are sorted in runs of ``run_lines`` written to temporary
     files next to ``out``, then merged (the external sort a log of any size needs; holding every
     triple as a term object took 7.7 GiB for 100k events)."""
+    out, quarantine = Path(out), Path(quarantine)
     files = expand_inputs(inputs)
     check_outputs([out, quarantine], files)
     counts = Counts()

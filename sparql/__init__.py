@@ -1,3 +1,10 @@
-"""Stores (embedded pyoxigraph, remote SPARQL 1.1, rdflib in memory), the loader and the named queries."""
+"""Stores (embedded pyoxigraph, remote SPARQL 1.1, rdflib in memory), the loader and the named queries.
 
-from changeprov.sparql.stores import open_store  # noqa: F401
+The library's query side in one import (docs/library.md): ``open_store(kind, ...)`` and
+``run_query(store, name, params)``; ``list_queries()`` / ``get_query(name)`` / ``load_query_file(path)``
+for the queries themselves."""
+
+from changeprov.sparql.queries import get_query, list_queries, load_query_file, run_query
+from changeprov.sparql.stores import Rows, open_store, python_value
+
+__all__ = ["open_store", "run_query", "get_query", "list_queries", "load_query_file", "Rows", "python_value"]

@@ -157,7 +157,7 @@ def list_queries() -> list[NamedQuery]:
 
 def get_query(name: str) -> NamedQuery:
     if not re.fullmatch(r"[a-z0-9][a-z0-9-]*", name or ""):
-        raise InputError(f"unknown query {name!r} (see `changeprov query --list`)")
+        raise InputError(f"unknown query {name!r} (see `changeprov query --list`, or list_queries())")
     entry = _queries_dir().joinpath(name + ".rq")
     if not entry.is_file():
         known = ", ".join(q.name for q in list_queries())
@@ -462,7 +462,31 @@ def convert(store: TripleStore, p: Param, value: str, *, now_ms: int | None = No
     raise InputError(f"parameter {p.name}: unsupported type {t}")  # pragma: no cover
 
 
-def bind_params(store: TripleStore, q: NamedQuery, values: Mapping[str, str], *,
+def _as_text(p: Param, value: object) -> str:
+    """A parameter value given as a Python object, in the text the command line would take: a datetime
+    (naive = UTC, as a time without zone is) or date, an int of epoch ms, a bool, a number."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool) and p.type == "boolean":
+        return "true" if value else "false"
+    if isinstance(value, _dt.datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+        return value.isoformat(timespec="milliseconds") + "Z"
+    if isinstance(value, _dt.date):
+        return value.isoformat()
+    if isinstance(value, (int, Decimal, float)) and not isinstance(value, bool) \
+            and p.type in ("time", "time-end", "decimal", "integer"):
+        return str(value)
+    raise InputError(f"parameter {p.name}: expected a string{TYPE_HINTS.get(p.type, '')}, got {type(value).__name__}")
+
+
+#: what else a parameter of a type takes from Python (``_as_text``)
+TYPE_HINTS = {"time": ", datetime, date or epoch ms (int)", "time-end": ", datetime, date or epoch ms (int)",
+              "boolean": " or bool", "decimal": " or number", "integer": " or int"}
+
+
+def bind_params(store: TripleStore, q: NamedQuery, values: Mapping[str, object], *,
                 now_ms: int | None = None, notes: list[str] | None = None) -> dict[str, ox.NamedNode | ox.Literal]:
     unknown = sorted(set(values) - {p.name for p in q.params})
     if unknown:
@@ -475,9 +499,13 @@ def bind_params(store: TripleStore, q: NamedQuery, values: Mapping[str, str], *,
             if p.required:
                 raise InputError(f"query {q.name}: missing required parameter {p.name} ({p.type}: {p.description})")
             continue
-        if not isinstance(value, str):
-            raise InputError(f"parameter {p.name}: expected a string value")
-        bound[p.name] = convert(store, p, value, now_ms=now_ms, notes=notes)
+        text = _as_text(p, value)
+        try:
+            bound[p.name] = convert(store, p, text, now_ms=now_ms, notes=notes)
+        except InputError as exc:  # a time's message says what is wrong, not which parameter (ut19 #3)
+            if p.type not in ("time", "time-end"):
+                raise
+            raise InputError(f"parameter {p.name}: {exc}") from None
     _check_window(bound)
     return bound
 
@@ -508,9 +536,21 @@ def parse_param_args(items: list[str] | None) -> dict[str, str]:
 # ----------------------------------------------------------------------------- running
 
 
-def run_query(store: TripleStore, q: NamedQuery, values: Mapping[str, str] | None = None, *,
+def run_query(store: TripleStore, q: NamedQuery | str, values: Mapping[str, object] | None = None, *,
               allow_service: bool = False, raw: bool = False, now_ms: int | None = None) -> Rows:
-    """Run a named (or file) query: bind parameters, run, apply collect / driver, drop parameter columns."""
+    """Run a named query (``q``: its name, or a NamedQuery from ``get_query`` / ``load_query_file``):
+    bind its parameters (``values``: strings as the command line takes them, or datetime, date, epoch ms
+    as int, bool), run it with its driver and collected columns, drop the parameter columns. The answer's
+    ``notes`` say what the CLI prints on stderr (how the answer was reached, why it may be empty).
+
+    >>> from changeprov.sparql.stores import open_store
+    >>> with open_store("memory") as store:
+    ...     rows = run_query(store, "deleted-entities", {"since": _dt.date(2024, 3, 1)})
+    >>> len(rows), rows.notes[0][:35]
+    (0, 'the store holds no triples: nothing')
+    """
+    if isinstance(q, str):
+        q = get_query(q)
     refuse_service(q.text, allow_service=allow_service)
     notes: list[str] = []
     bound = bind_params(store, q, values or {}, now_ms=now_ms, notes=notes)

@@ -16,6 +16,7 @@ inserted at each ``#@bindings`` marker line of the query (see :func:`with_values
 from __future__ import annotations
 
 import base64
+import datetime as _dt
 import functools
 import os
 import re
@@ -24,13 +25,14 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 from typing import IO, Iterator, Mapping, Sequence
 
 import pyoxigraph as ox
 
 from changeprov.errors import ConfigError, InputError, StoreError
-from changeprov.mapping.vocab import XSD_STRING
+from changeprov.mapping.vocab import XSD, XSD_STRING
 from changeprov.sparql import loading
 
 KINDS = ("embedded", "remote", "memory")
@@ -135,6 +137,57 @@ class Rows:
     def column(self, name: str) -> list[Term | None]:
         i = self.variables.index(name)
         return [row[i] for row in self.rows]
+
+    def python(self) -> list[dict[str, object]]:
+        """The rows as dicts of plain Python values (``python_value``): what a caller that is not an
+        RDF tool wants. A column the query collected (``via``, ``owners``, ``fields_changed``) stays
+        one ``", "``-joined string, as every output format shows it."""
+        return [{k: python_value(v) for k, v in zip(self.variables, row)} for row in self.rows]
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __bool__(self) -> bool:  # "if rows:" asks whether there is an answer
+        return bool(self.rows)
+
+    def __iter__(self) -> Iterator[dict[str, Term | None]]:
+        return iter(self.dicts())
+
+
+def python_value(term: Term | None) -> object:
+    """A result term as a plain Python value: an IRI's text; xsd:integer → int, xsd:decimal → Decimal,
+    xsd:double / xsd:float → float, xsd:boolean → bool, xsd:dateTime → an aware UTC datetime, xsd:date →
+    date; any other literal (strings, rdf:JSON) its lexical form; unbound → None.
+
+    >>> python_value(ox.Literal("2024-03-05T12:00:00.000Z", datatype=ox.NamedNode(XSD + "dateTime")))
+    datetime.datetime(2024, 3, 5, 12, 0, tzinfo=datetime.timezone.utc)
+    >>> python_value(ox.Literal("3", datatype=ox.NamedNode(XSD + "integer"))), python_value(None)
+    (3, None)
+    >>> python_value(ox.NamedNode("urn:li:corpuser:alice"))
+    'urn:li:corpuser:alice'
+    """
+    if term is None:
+        return None
+    if not isinstance(term, ox.Literal):
+        return term.value
+    kind = term.datatype.value.removeprefix(XSD) if term.datatype.value.startswith(XSD) else None
+    text = term.value
+    try:
+        if kind in ("integer", "int", "long", "short", "nonNegativeInteger", "positiveInteger"):
+            return int(text)
+        if kind == "decimal":
+            return Decimal(text)
+        if kind in ("double", "float"):
+            return float(text)
+        if kind == "boolean":
+            return text.strip() in ("true", "1")
+        if kind == "dateTime":
+            return _dt.datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(_dt.timezone.utc)
+        if kind == "date":
+            return _dt.date.fromisoformat(text)
+    except ValueError:  # a lexical form outside Python's range (a year 0, a 20-digit second): as written
+        return text
+    return text
 
 
 def _binary(stream):

@@ -42,3 +42,13 @@ def test_example_conforms_and_is_the_mapper_output(name, body):
     assert report.conforms, report.text[:3000]
     mapped = set(map_line((ROOT / "tests" / "golden" / f"{name}.jsonl").read_bytes().strip()).triples)
     assert shown == mapped, f"docs/model.md example {name} is stale: run python docs/examples.py"
+
+
+def test_the_library_query_example_runs_as_written(tmp_path, monkeypatch, capsys):
+    """ut19 #1: nothing showed how to load and query from Python; docs/library.md's example must run."""
+    library = (ROOT / "docs" / "library.md").read_text(encoding="utf-8")
+    example = re.search(r"## Querying\n.*?```python\n(.*?)```", library, flags=re.S).group(1)
+    monkeypatch.chdir(tmp_path)
+    exec(compile(example, "docs/library.md", "exec"), {})
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) > 2 and re.fullmatch(r"[0-9]+ events;.*", out[-1]) and int(out[-1].split()[0]) > 0

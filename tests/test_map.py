@@ -383,3 +383,13 @@ def test_datahub_change_events_that_differ_only_in_parameters_are_two_events(tmp
     counts = map_to_files([str(src)], tmp_path / "x.nt", tmp_path / "q.jsonl").as_dict()
     assert (counts["mapped"], counts["quarantined"]) == (3, 0), (tmp_path / "q.jsonl").read_text()
     assert (tmp_path / "x.nt").read_text().count("> <https://open-metadata.org/schema/type/changeEvent/eventType>") == 2
+
+
+def test_map_line_takes_a_line_as_text_too(shared_dir):
+    """ut19 #9: map_line(str) raised TypeError, although it "never raises on bad input"."""
+    from changeprov.mapping.mapper import map_line
+
+    line = (shared_dir / "corpus/openmetadata/change_events.jsonl").read_bytes().splitlines()[0]
+    as_bytes, as_text = map_line(line), map_line(line.decode("utf-8"))
+    assert as_bytes.triples and as_text.triples == as_bytes.triples and as_text.family == as_bytes.family
+    assert map_line("{not json").quarantine.reason == map_line(b"{not json").quarantine.reason

@@ -7,6 +7,7 @@ OpenMetadata lineage story of ../shared/corpus/openmetadata/SOURCES.md.
 from __future__ import annotations
 
 import csv
+import datetime as _dt
 import io
 import json
 import re
@@ -2270,3 +2271,32 @@ def test_the_three_lineage_steps_share_one_column_edge_rule():
     for ours, theirs in (("?stated_at", "?t"), ("?event", "?added"), ("?upstream", "?next")):
         details = details.replace(ours, theirs)
     assert up == down == details
+
+
+# ----------------------------------------------------------------------------- from Python (ut19)
+
+
+@pytest.mark.parametrize("as_of", ["2024-03-05", _dt.date(2024, 3, 5), _dt.datetime(2024, 3, 5, 23, 59, 59),
+                                   _dt.datetime(2024, 3, 6, 0, 59, 59, tzinfo=_dt.timezone(_dt.timedelta(hours=1))),
+                                   1_709_683_199_000])
+def test_a_library_caller_names_the_query_and_gives_python_values(store, as_of):
+    """ut19 #1-#3: run_query wanted a NamedQuery and strings only, and its answer only pyoxigraph terms."""
+    rows = run_query(store, "upstream", {"entity": LTV, "as_of": as_of, "jobs": False})
+    assert len(rows) == len(rows.rows) > 0 and rows and list(rows) == rows.dicts()
+    values = rows.python()
+    assert {type(r["hops"]) for r in values} == {int} and all(isinstance(r["asset"], str) for r in values)
+    assert {r["asset"]: r["hops"] for r in values} == hops(run_query(store, get_query("upstream"),
+                                                                     {"entity": LTV, "as_of": "2024-03-05"}))
+    history = run_query(store, "entity-history", {"entity": LTV}).python()
+    assert all(r["time"].tzinfo == _dt.timezone.utc for r in history)
+    assert not run_query(store, "deleted-entities", {"since": _dt.datetime(2100, 1, 1)})
+
+
+@pytest.mark.parametrize("value, says", [
+    ("yesterday", "parameter as_of: not a time"),
+    (True, "parameter as_of: expected a string, datetime, date or epoch ms (int), got bool"),
+    ([2024], "parameter as_of: expected a string, datetime, date or epoch ms (int), got list"),
+])
+def test_a_bad_time_from_python_names_its_parameter(embedded, value, says):
+    with pytest.raises(InputError, match=re.escape(says)):
+        run_query(embedded, "upstream", {"entity": LTV, "as_of": value})
