@@ -840,6 +840,33 @@ def test_a_kept_member_after_a_removal_in_its_own_millisecond_stays(tmp_path):
     assert orders == {True, False}
 
 
+@pytest.mark.parametrize("versions, want", [
+    # ut20 #1: a log cut before version 1, versions 2 and 3 in one millisecond: keep was lost on some datasets
+    ([("2", ("1", ["keep", "gone"]), ["keep", "old"]), ("3", ("2", ["keep", "old"]), ["keep", "new"])], ["keep", "new"]),
+    # ut20 #2: versions 1 and 3 in one millisecond, the line of 2 missing: 1 was current on some datasets
+    ([("1", None, ["old"]), ("3", ("2", ["gone"]), ["new"])], ["new"]),
+])
+def test_versions_in_one_millisecond_with_a_line_missing_order_by_their_numbers(tmp_path, versions, want):
+    """A missing line breaks the chain of aspect versions; DataHub numbers them upwards, so the higher
+    version is the later one, in entity-state and in impact's owners alike (six datasets: an order by
+    IRI gets some of them wrong)."""
+    t = 1_717_200_000_000
+    src = DS("hive,db.src")
+    owners = lambda names: {"owners": [{"owner": f"urn:li:corpuser:{n}", "type": "DATAOWNER"} for n in names]}
+    events, datasets = [], [DS(f"hive,db.d{i}") for i in range(6)]
+    for ds in datasets:
+        events.append(_dh_mcl(ds, "upstreamLineage", t, "1", value={"upstreams": [{"dataset": src, "type": "TRANSFORMED"}]}))
+        events += [_dh_mcl(ds, "ownership", t + 1000, v, value=owners(new),
+                           previous=(prev[0], owners(prev[1])) if prev else None) for v, prev, new in versions]
+    store = _store_of(events, tmp_path)
+    expected = [f"urn:li:corpuser:{n}" for n in want]
+    for ds in datasets:
+        state = run_query(store, "entity-state", {"entity": ds}).python()
+        assert sorted(r["value"] for r in state if r["field"] == "ownership") == expected, ds
+    assert {r["asset"]: r["owners"] for r in run_query(store, "impact", {"entity": src}).python()} == \
+        {ds: ", ".join(expected) for ds in datasets}
+
+
 def test_a_kept_member_shows_when_the_version_it_revises_lies_after_as_of(tmp_path):
     """rv35 #4: version 1 {A} at 5 s, version 2 {A} -> {A, B} at 2 s (a writer's clock ahead): at 3 s only
     version 2 is in scope and it states A and B; A was hidden by version 1's row, which is not."""
