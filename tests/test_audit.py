@@ -611,20 +611,23 @@ def test_an_edge_a_hard_delete_ended_is_not_removed_again_by_a_later_lineage(tmp
         assert not run_query(store, get_query("audit-lineage-removed"), {}).dicts()
 
 
-def test_a_datahub_hard_delete_removes_no_edge_beside_its_deletion(tmp_path):
+def test_a_datahub_hard_delete_removes_no_edge_and_no_tag_beside_its_deletion(tmp_path):
     """rv35 #5: the upstreamLineage DELETE of a hard delete (with its previous value) was a medium
-    lineage-removed finding per upstream, beside the deletion; an OpenMetadata hard delete gives the
-    deletion alone."""
+    lineage-removed finding per upstream, beside the deletion, and (ut20 #9) its globalTags DELETE a
+    sensitive tag removed; an OpenMetadata hard delete gives the deletion alone."""
     t, hour = 1_704_139_200_000, 3_600_000
     up, down = DS("hive,db.up"), DS("hive,db.down")
     lineage = {"upstreams": [{"dataset": up, "type": "TRANSFORMED"}]}
-    events = [_mcl(down, "upstreamLineage", lineage, t),
-              *_hard_delete(down, t + hour, {"upstreamLineage": lineage, "datasetKey": {"name": "db.down"}})]
+    tags = {"tags": [{"tag": "urn:li:tag:PII"}]}  # ut20 #9: its globalTags DELETE removed a sensitive tag
+    events = [_mcl(down, "upstreamLineage", lineage, t), _mcl(down, "globalTags", tags, t),
+              *_hard_delete(down, t + hour, {"upstreamLineage": lineage, "globalTags": tags,
+                                             "datasetKey": {"name": "db.down"}})]
     db = _mapped_store(events, tmp_path)
     with open_store("embedded", path=db, read_only=True) as store:
         report = run_audit(store, now_ms=NOW_MS)
         assert not run_query(store, get_query("audit-lineage-removed"), {}).dicts()
     assert not report.of_kind("lineage-removed") and [f.entity for f in report.of_kind("deletion")] == [down]
+    assert [f.summary.split(" to ")[0] for f in report.of_kind("sensitive-tag")] == ["tag urn:li:tag:PII added"]
 
 
 def test_each_missing_datahub_aspect_version_is_its_own_gap(tmp_path):
