@@ -475,8 +475,9 @@ def _as_text(p: Param, value: object) -> str:
         return value.isoformat(timespec="milliseconds") + "Z"
     if isinstance(value, _dt.date):
         return value.isoformat()
-    if isinstance(value, (int, Decimal, float)) and not isinstance(value, bool) \
-            and p.type in ("time", "time-end", "decimal", "integer"):
+    if isinstance(value, int) and not isinstance(value, bool) and p.type in ("time", "time-end", "decimal", "integer"):
+        return str(value)
+    if isinstance(value, (Decimal, float)) and p.type == "decimal":
         return str(value)
     raise InputError(f"parameter {p.name}: expected a string{TYPE_HINTS.get(p.type, '')}, got {type(value).__name__}")
 
