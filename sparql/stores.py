@@ -317,7 +317,8 @@ class EmbeddedStore(TripleStore):
                              "a new store, or restore a copy taken while no changeprov was writing it") from None
         except OSError as exc:
             # only a lock failure is another process's doing (ut12 #10: an unusable path was not)
-            hint = (" (one writer process per on-disk store; is another changeprov using it?)"
+            hint = (" (one writer per on-disk store: is another changeprov, or another open handle of this "
+                    "process, using it?)"
                     if "lock" in str(exc).lower() else "")
             raise StoreError(f"cannot open store {self.path}: {exc}{hint}") from None
 

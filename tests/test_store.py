@@ -807,7 +807,7 @@ def test_an_unusable_store_path_is_not_blamed_on_a_lock(tmp_path):
         open_store("embedded", path=blocker / "db", create=True)
     assert "another changeprov" not in str(err.value)
     with open_store("embedded", path=tmp_path / "db", create=True):
-        with pytest.raises(StoreError, match=re.escape("is another changeprov using it?")):
+        with pytest.raises(StoreError, match=re.escape("is another changeprov, or another open handle of this process, using it?")):
             open_store("embedded", path=tmp_path / "db")
 
 
