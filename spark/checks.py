@@ -101,7 +101,8 @@ def _ident_words(text: Column) -> Column:
     first = F.regexp_extract(text, "(" + FORBIDDEN_JAVA_REGEX + ")", 1)
     before = F.regexp_extract(text, "^(?s)(.*?)" + FORBIDDEN_JAVA_REGEX, 1)
     return F.when(F.length(text) == 0, F.lit("empty identifier")).otherwise(F.concat(
-        F.lit("forbidden code point U+"), F.lpad(F.hex(F.ascii(first)), 4, "0"),
+        # lpad cuts a longer text to its length: U+10FFFF was U+10FF (ut21 #6)
+        F.lit("forbidden code point U+"), F.lpad(F.hex(F.ascii(first)), F.greatest(F.lit(4), F.length(F.hex(F.ascii(first)))), "0"),
         F.lit(" at position "), F.length(before).cast("string")))
 
 
@@ -120,10 +121,24 @@ def ms_out_of_range(path, ms: Column) -> Column:
     return F.concat(_col(at(path, f": epoch milliseconds out of range 0..{MAX_MS}: ")), shown)
 
 
+#: the first character of a detail that quotes a value as given (an unknown eventType, changeType, ...):
+#: readable() drops it and rewrites nothing, since the value may hold the marks above (ut21 #4)
+_VERBATIM = "\u0000"
+
+
+def verbatim(*parts: Column) -> Column:
+    """A detail that quotes the input: readable() leaves it as it is."""
+    return F.concat(F.lit(_VERBATIM), *parts)
+
+
 def readable(detail: Column) -> Column:
     """The chosen quarantine detail in the reference's words: a marked kind as json_type words it
     ("got an integer"), a marked identifier as iri_safe / urn_iri word their errors. Runs once, on
     the detail a line ends up with, so the checks' own expressions stay small."""
+    return F.when(detail.startswith(_VERBATIM), F.substring(detail, 2, 1 << 30)).otherwise(_worded(detail))
+
+
+def _worded(detail: Column) -> Column:
     kinded = F.when(detail.contains(_SCHEMA_MARK), F.concat(
         F.regexp_extract(detail, "^(?s)(.*)" + _SCHEMA_MARK, 1), F.lit(_KIND_MARK),
         schema_kind(F.regexp_extract(detail, _SCHEMA_MARK + "(.*)$", 1)))).otherwise(detail)

@@ -15,7 +15,7 @@ from pyspark.sql import functions as F
 from changeprov.mapping.datahub import _MEMBER_PATTERNS, ECE, MCL, PLATFORM
 from changeprov.mapping.vocab import expand, rules
 from changeprov.spark import aspects
-from changeprov.spark.checks import INT, OBJ, STR, Checks, absent, ms_out_of_range, urn_detail
+from changeprov.spark.checks import INT, OBJ, STR, Checks, absent, ms_out_of_range, urn_detail, verbatim
 from changeprov.spark.decode import strict_json
 from changeprov.spark.family import Family
 from changeprov.spark.shapes import (
@@ -133,7 +133,7 @@ def mcl(plan: Plan) -> Family:
     f.check(ck, "changeType", STR, required=True)
     event_type = b("event_type", F.try_element_at(event_types, t["changeType"]))
     ck.add(event_type.isNull(), "UNKNOWN_EVENT_TYPE",
-           F.concat(F.lit("changeType: '"), F.substring(t["changeType"], 1, 200), F.lit(f"' is not a known {MCL} value")))
+           verbatim(F.lit("changeType: '"), F.substring(t["changeType"], 1, 200), F.lit(f"' is not a known {MCL} value")))
     f.check(ck, "entityUrn", STR, required=True)
     f.check(ck, "entityType", STR, required=True)
     f.check(ck, "aspectName", STR, required=True)
@@ -252,10 +252,10 @@ def _ece_head(plan: Plan, f: Fields, ck: Checks, *, at: str) -> dict:
          "pattern": b(p + "pattern", F.try_element_at(patterns, category)),
          "kind": b(p + "kind", F.try_element_at(table({k: v["fieldKind"] for k, v in ops.items()}), operation))}
     ck.add(h["event_type"].isNull(), "UNKNOWN_EVENT_TYPE",
-           F.concat(F.lit(f"{at}category: '"), F.substring(category, 1, 200), F.lit(f"' is not a known {ECE} value")))
+           verbatim(F.lit(f"{at}category: '"), F.substring(category, 1, 200), F.lit(f"' is not a known {ECE} value")))
     f.check(ck, "operation", STR, required=True, at=at)
     ck.add(h["op"].isNull(), "UNKNOWN_EVENT_TYPE",
-           F.concat(F.lit(f"{at}operation: '"), F.substring(operation, 1, 200), F.lit("' is not a known operation")))
+           verbatim(F.lit(f"{at}operation: '"), F.substring(operation, 1, 200), F.lit("' is not a known operation")))
     f.check(ck, "entityUrn", STR, required=True, at=at)
     f.check(ck, "entityType", STR, at=at)
     h["ms"] = b(p + "ms", f.time(ck, "auditStamp.time", at=at))
@@ -371,7 +371,7 @@ def platform(plan: Plan) -> Family:
     pattern = b("p_pattern", F.try_element_at(patterns, name))
     event_type = b("p_event_type", F.try_element_at(event_types, name))
     ck.add(pattern.isNull(), "UNKNOWN_EVENT_TYPE",
-           F.concat(F.lit("name: '"), F.substring(name, 1, 200), F.lit(f"' is not a known {PLATFORM} value")))
+           verbatim(F.lit("name: '"), F.substring(name, 1, 200), F.lit(f"' is not a known {PLATFORM} value")))
     f.check(ck, "payload.value", STR, required=True)
     payload = b("p_payload", strict_json(f.text["payload.value"]))
     plan.next()
@@ -398,7 +398,7 @@ def _relationship_head(plan: Plan, r: Fields, envelope: Fields, ck: Checks) -> d
         r.check(ck, key, STR, required=True, at=at)
     operation = t["operation"]
     ck.add(~operation.isin(*[k for k in ("ADD", "REMOVE") if k in ops]), "UNKNOWN_EVENT_TYPE",
-           F.concat(F.lit(f"{at}operation: '"), F.substring(operation, 1, 200), F.lit("' is not ADD or REMOVE")))
+           verbatim(F.lit(f"{at}operation: '"), F.substring(operation, 1, 200), F.lit("' is not ADD or REMOVE")))
     r.check(ck, "auditStamp", OBJ, at=at)
     stamped = F.coalesce(r.kind["auditStamp"] == "object", F.lit(False))
     with ck.guard(stamped):

@@ -25,7 +25,8 @@ from pyspark.sql import functions as F
 from changeprov.mapping.openmetadata import CASCADING, COLUMN_FIELD, COLUMN_LEVELS, INITIAL_FIELDS
 from changeprov.mapping.terms import RFC3339_PATTERN
 from changeprov.mapping.vocab import expand, rules
-from changeprov.spark.checks import BOOL, INT, LIST, NUM, OBJ, STR, Checks, absent, at, got, ident_detail, ms_out_of_range, reject
+from changeprov.spark.checks import (BOOL, INT, LIST, NUM, OBJ, STR, Checks, absent, at, got, ident_detail, ms_out_of_range,
+                                     reject, verbatim)
 from changeprov.spark.decode import strict_json
 from changeprov.spark.family import Family
 from changeprov.spark.shapes import (
@@ -128,7 +129,7 @@ def _map(plan: Plan, *, legacy: bool) -> Family:
     # the reference's checks up to the graph, in its order
     ck = Checks()
     ck.typed(k["eventType"], STR, "eventType", required=True, text=et)
-    ck.add(r["rule_iri"].isNull(), "UNKNOWN_EVENT_TYPE", F.concat(
+    ck.add(r["rule_iri"].isNull(), "UNKNOWN_EVENT_TYPE", verbatim(
         F.lit("eventType: '"), F.substring(F.coalesce(et, F.lit("?")), 1, 200), F.lit(f"' is not a {family} event type")))
     ck.typed(k["entityType"], STR, "entityType", required=True, text=s["entityType"])
     ck.typed(k["entityId"], STR, "entityId", required=True, text=s["entityId"])

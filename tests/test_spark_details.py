@@ -26,7 +26,7 @@ KINDS = (42, 1.5, "s", [], None, True)
 #: Python's parser, which names a position
 PARSER_WORDED = ("not one valid JSON value", "not valid JSON")
 #: identifiers no IRI can hold, each with the reference's own words
-IDENTIFIERS = ("tab\there", "caf\u00e9\u0085", "https://not.a.urn/")
+IDENTIFIERS = ("tab\there", "caf\u00e9\u0085", "https://not.a.urn/", "al\U0010ffffice")  # U+10FFFF: ut21 #6
 
 
 def _replaced(obj: dict, path: tuple, value) -> dict:
@@ -74,6 +74,9 @@ def mutations(corpus: Path) -> list[bytes]:
     # an unknown event type is named, up to 200 characters
     variants += [_replaced(event, (key,), "A" * 300) for event in events
                  for key in ("eventType", "changeType", "category") if key in event]
+    # ... as given, also with the characters the export marks its own details with (ut21 #4)
+    variants += [_replaced(event, (key,), text) for event in events for key in ("eventType", "changeType", "category")
+                 if key in event for text in ("upd\u001cated", "upd\u001dated", "upd\u001eated", "\u001d\u001a")]
     # versions the graph cannot hold: too large, too precise (written as JSON numbers, not floats)
     variants += [_replaced(event, (key,), value) for event in events for key in ("currentVersion", "previousVersion")
                  if key in event for value in (10 ** 15, -(10 ** 16), "@0.1234567890123456", "@2.5e15")]
@@ -113,6 +116,7 @@ def test_the_export_words_every_quarantine_reason_as_the_reference_does(spark, s
     assert "expected an array, got an integer" in details and "'" + "A" * 200 + "' is not a known" in details
     for words in ("got an integer", "got a number", "got an array", "got a boolean", "expected an object at '",
                   "forbidden code point U+0009 at position 3", "forbidden code point U+0085 at position 4",
+                  "forbidden code point U+10FFFF at position 2", "'upd\u001cated' is not a",
                   "not a URN (must start"):
         assert words in details
     diffs = [f"line {i}: export {g}\n{'':>{len(str(i)) + 7}}   map {w}\n    {raw[:200]!r}"
