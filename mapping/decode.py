@@ -23,7 +23,7 @@ from typing import Any
 
 REASONS: dict[str, str] = {
     "MALFORMED_JSON": "the line is not valid JSON (syntax error, duplicate key, NaN/Infinity, a number "
-                      "no double can hold)",
+                      "no double can hold or of more than 1000 digits, a key of more than 50000 UTF-16 units)",
     "NOT_AN_OBJECT": "the line is valid JSON but not a JSON object",
     "UNKNOWN_FAMILY": "the object matches no known event family (OpenMetadata, DataHub MCL / "
                       "EntityChangeEvent / PlatformEvent)",
@@ -135,9 +135,29 @@ def json_type(value) -> str:
 # ---------------------------------------------------------------- json.loads hooks
 
 _DOUBLE_SAFE_DIGITS = 300  # integers/decimals with fewer integer digits cannot overflow a double
+#: the longest number Spark's JSON parser (Jackson's maxNumberLength) reads: digits of the integer part
+#: (none for a lone 0), of the fraction and of the exponent, signs and points not counted (ut21 #2)
+MAX_NUMBER_DIGITS = 1000
+
+
+def _number_digits(token: str) -> int:
+    """
+    >>> _number_digits("-0.0012e-5"), _number_digits("120.5E+10"), _number_digits("42")
+    (5, 6, 2)
+    """
+    mantissa, _, exponent = token.lower().partition("e")
+    whole, _, fraction = mantissa.lstrip("-").partition(".")
+    return (0 if whole == "0" else len(whole)) + len(fraction) + len(exponent.lstrip("+-"))
+
+
+def _too_long(token: str) -> None:
+    if len(token) > MAX_NUMBER_DIGITS and _number_digits(token) > MAX_NUMBER_DIGITS:
+        raise Rejected("MALFORMED_JSON", f"number of {_number_digits(token)} digits is longer than the "
+                                         f"{MAX_NUMBER_DIGITS} a JSON parser reads")
 
 
 def _parse_float(token: str) -> JsonDecimal:
+    _too_long(token)
     value = JsonDecimal(token)
     if "e" in token or "E" in token or len(token) > _DOUBLE_SAFE_DIGITS:
         if math.isinf(float(token)):
@@ -147,6 +167,7 @@ def _parse_float(token: str) -> JsonDecimal:
 
 
 def _parse_int(token: str) -> int:
+    _too_long(token)
     try:
         value = int(token)
     except ValueError as exc:  # more than sys.get_int_max_str_digits() digits
@@ -167,6 +188,10 @@ def _pairs(pairs: list[tuple[str, Any]]) -> dict:
     for key, _ in pairs:
         if len(key) > MAX_KEY_CHARS:
             raise Rejected("TOO_LARGE", f"object key of {len(key)} characters exceeds the limit of {MAX_KEY_CHARS}")
+        # Spark's parser counts a key in UTF-16 units: a character beyond U+FFFF is two (ut21 #2)
+        if 2 * len(key) > MAX_KEY_CHARS and len(key.encode("utf-16-le", "surrogatepass")) // 2 > MAX_KEY_CHARS:
+            raise Rejected("MALFORMED_JSON", f"object key of {len(key.encode('utf-16-le', 'surrogatepass')) // 2} "
+                                             f"UTF-16 units is longer than the {MAX_KEY_CHARS} a JSON parser reads")
     obj = dict(pairs)
     if len(obj) != len(pairs):
         seen: set[str] = set()
@@ -259,7 +284,8 @@ def decode_line(raw: bytes, *, max_bytes: int = MAX_BYTES, max_depth: int = MAX_
     Raises Rejected: TOO_LARGE (over ``max_bytes`` bytes or nested deeper than ``max_depth``),
     BAD_ENCODING (UTF-8 BOM, invalid UTF-8 incl. CESU-8 surrogate bytes, NUL bytes as in UTF-16/32
     text, lone surrogate escapes), MALFORMED_JSON (syntax, duplicate keys at any depth,
-    NaN/Infinity, integers over 4300 digits, numbers beyond a double's range), NOT_AN_OBJECT.
+    NaN/Infinity, numbers of more than 1000 digits or beyond a double's range, keys of more than 50000
+    UTF-16 units), NOT_AN_OBJECT.
 
     >>> decode_line(b'{"t": 1e3, "n": null}')
     {'t': JsonDecimal('1e3'), 'n': None}

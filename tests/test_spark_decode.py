@@ -19,6 +19,16 @@ EXTRA = {
     "datahub-mcl": b'{"entityUrn":"urn:li:x","aspectName":"status","changeType":"UPSERT"}',
     "unknown-family": b'{"hello":"world"}',
 }
+# ut21 #2: the longest number and key Spark's parser reads (digits of the integer part, none for a lone
+# 0, of the fraction and the exponent; a key in UTF-16 units), on both sides of each limit
+_NUMBERS = [f(n) for n in (999, 1000, 1001) for f in (
+    lambda n: "1" * n, lambda n: "-1" + "0" * (n - 1), lambda n: "1." + "0" * (n - 1), lambda n: "0." + "0" * (n - 1) + "1",
+    lambda n: "12." + "0" * (n - 2), lambda n: "1." + "0" * (n - 2) + "e5", lambda n: "1." + "0" * (n - 3) + "e-12")]
+EXTRA.update({f"number-{i}": ('{"entityUrn":"urn:li:x","aspectName":"status","changeType":"UPSERT","n":%s}' % t).encode()
+              for i, t in enumerate(_NUMBERS)})
+EXTRA.update({f"key-{name}": ('{"entityUrn":"urn:li:x","aspectName":"status","changeType":"UPSERT","%s":1}' % key)
+              .encode("utf-8") for name, key in (("bmp", "k" * 50_000), ("astral-over", "k" * 49_999 + "\U0001F600"),
+                                                 ("astral-at", "\U0001F600" * 25_000))})
 
 
 def reference_decode_outcome(raw: bytes) -> str:
