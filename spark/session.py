@@ -199,6 +199,12 @@ def first_line(exc: BaseException) -> str:
     ...                         "while reading file file:///in/x.jsonl.gz.  SQLSTATE: KD001\\nCaused by: "
     ...                         "java.io.EOFException: Unexpected end of input stream"))
     'cannot read input file /in/x.jsonl.gz: Unexpected end of input stream (corrupt or truncated? fix it or move it out of the inputs, and run again)'
+
+    Out of memory, it says which setting gives more:
+
+    >>> first_line(RuntimeError("SparkException: Job aborted due to stage failure: java.lang.OutOfMemoryError: "
+    ...                         "Java heap space"))[-66:]
+    'spark.executor.memory on a cluster; very long lines need the most)'
     """
     lines = [line.strip().lstrip(": ") for line in str(exc).splitlines() if line.strip().lstrip(": ")]
     message = next((line for line in lines if not line.startswith(("at ", "...", "Traceback", "File "))
@@ -212,6 +218,9 @@ def first_line(exc: BaseException) -> str:
                 "(corrupt or truncated? fix it or move it out of the inputs, and run again)")
     if causes and causes[-1] not in message:
         message += f" (caused by {causes[-1][:300]})"
+    if "OutOfMemoryError" in message or any("OutOfMemoryError" in c for c in causes):  # ut21 #3
+        message += (" (Spark ran out of memory: give it more with --conf spark.driver.memory=8g in local mode, "
+                    "spark.executor.memory on a cluster; very long lines need the most)")
     return message
 
 
