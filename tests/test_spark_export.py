@@ -658,7 +658,7 @@ def test_the_library_example_in_the_docs_runs_as_written(spark, tmp_path, capsys
     import re
 
     text = (Path(__file__).resolve().parents[1] / "docs" / "library.md").read_text(encoding="utf-8")
-    code = re.search(r"```python\n(.*?)```", text, flags=re.S).group(1)
+    code = re.search(r"## Exporting with Spark\n.*?```python\n(.*?)```", text, flags=re.S).group(1)
     (tmp_path / "events").mkdir()
     generate(tmp_path / "plain.jsonl", events=120, seed=4, hostile_share=0.05, days=3)
     (tmp_path / "events" / "a.jsonl.gz").write_bytes(gzip.compress((tmp_path / "plain.jsonl").read_bytes()))
