@@ -35,7 +35,11 @@ from changeprov.errors import ConfigError, InputError, StoreError
 from changeprov.mapping.vocab import XSD, XSD_STRING
 from changeprov.sparql import loading
 
-KINDS = ("embedded", "remote", "memory")
+#: the store kinds and the options of open_store that each takes (the rest is an error, not ignored)
+_OPTIONS = {"embedded": {"path", "create", "read_only"},
+            "remote": {"endpoint", "update_endpoint", "graph_store", "timeout", "batch_bytes"},
+            "memory": set()}
+KINDS = tuple(_OPTIONS)
 BINDINGS_MARKER = "#@bindings"
 ENV_USER, ENV_PASSWORD, ENV_TOKEN = "CHANGEPROV_ENDPOINT_USER", "CHANGEPROV_ENDPOINT_PASSWORD", "CHANGEPROV_ENDPOINT_TOKEN"
 #: a remote load's request size: nginx's default limit is 1 MB, many servers take far more
@@ -586,6 +590,12 @@ def _tls_timeout(exc: BaseException) -> bool:
     return isinstance(reason, (TimeoutError, OSError)) and "handshake" in str(reason).lower()
 
 
+def _no_handshake(where: str, timeout: float) -> StoreError:
+    """https:// to a plain-http port: the handshake never gets an answer."""
+    return StoreError(f"{where}: no TLS handshake within {timeout:g} s: is it a plain-http server (http://), or "
+                      "the wrong port?")
+
+
 def _credential(name: str) -> str | None:
     """A credential from the environment: a trailing line break (a secret mounted from a file) dropped,
     any other control character refused, naming the variable and never showing the value."""
@@ -746,8 +756,7 @@ class RemoteStore(TripleStore):
                              f"{f' ({said})' if said else ''}") from None
         except (urllib.error.URLError, OSError) as exc:
             if _tls_timeout(exc):  # https:// to a plain-http port: the handshake never gets an answer
-                raise StoreError(f"endpoint {self.endpoint}: no TLS handshake within {self.timeout:g} s: is it a "
-                                 "plain-http server (http://), or the wrong port?") from None
+                raise _no_handshake(f"endpoint {self.endpoint}", self.timeout) from None
             if isinstance(exc, TimeoutError) or isinstance(getattr(exc, "reason", None), TimeoutError):
                 # ut10b #2: "cannot reach" while the server was still computing the answer
                 raise StoreError(f"endpoint {self.endpoint} gave no answer within {self.timeout:g} s (--timeout): "
@@ -805,8 +814,7 @@ class RemoteStore(TripleStore):
             raise StoreError(f"{url} refused the data: HTTP {exc.code}{f' ({said})' if said else ''}{hint}; {before}") from None
         except (urllib.error.URLError, OSError) as exc:
             if _tls_timeout(exc):
-                raise StoreError(f"{url}: no TLS handshake within {self.timeout:g} s: is it a plain-http server "
-                                 "(http://), or the wrong port?") from None
+                raise _no_handshake(url, self.timeout) from None
             raise StoreError(f"cannot reach {url}: {exc}; {before}") from None
 
     def _batches(self, stream) -> Iterator[bytes]:
@@ -860,10 +868,6 @@ class RemoteStore(TripleStore):
 # ----------------------------------------------------------------------------- factory
 
 
-#: the options of open_store that each kind takes (the rest is an error, not silently ignored)
-_OPTIONS = {"embedded": {"path", "create", "read_only"},
-            "remote": {"endpoint", "update_endpoint", "graph_store", "timeout", "batch_bytes"},
-            "memory": set()}
 
 
 def open_store(kind: str = "embedded", *, path: str | Path | None = None, endpoint: str | None = None,
