@@ -72,8 +72,11 @@ def map_mcl(obj: dict) -> Graph:
     new = loads_strict(new_text, what="aspect.value") if new_text is not None and not deleting else None
     old = loads_strict(old_text, what="previousAspectValue.value") if old_text is not None else None
 
+    # the aspect versions belong to the id: a value set, changed and set back in one millisecond by
+    # one actor is three events, told apart only by the versions they write
     event = minted("event", MCL, entity_urn, aspect_name, change_type, str(ms), actor or "",
-                   new_text or "", old_text or "")
+                   new_text or "", old_text or "", get(obj, "systemMetadata.version", str) or "",
+                   get(obj, "previousSystemMetadata.version", str) or "")
     g = Graph()
     entity = entity_node(g, "entityUrn", entity_urn, asset_type=entity_type)
     agent = actor_node(g, event, "created.actor", actor)

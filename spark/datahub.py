@@ -170,7 +170,9 @@ def mcl(plan: Plan) -> Family:
     k_new, k_old = b("k_new", variant_kind(new_json["v"])), b("k_old", variant_kind(old_json["v"]))
     event = b("event", minted("event", F.lit(MCL), urn, t["aspectName"], t["changeType"], ms.cast("string"),
                                F.coalesce(actor, F.lit("")), F.coalesce(new_text, F.lit("")),
-                               F.coalesce(old_text, F.lit(""))))
+                               F.coalesce(old_text, F.lit("")),
+                               F.coalesce(t["systemMetadata.version"], F.lit("")),
+                               F.coalesce(t["previousSystemMetadata.version"], F.lit(""))))
     safe = b("safe", iri_safe(urn))
     plan.next()
     new = F.when(~absent(k_new), new_json["v"])

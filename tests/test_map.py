@@ -385,6 +385,27 @@ def test_datahub_change_events_that_differ_only_in_parameters_are_two_events(tmp
     assert (tmp_path / "x.nt").read_text().count("> <https://open-metadata.org/schema/type/changeEvent/eventType>") == 2
 
 
+def test_datahub_aspect_versions_set_changed_and_set_back_in_one_millisecond_are_three_events(tmp_path):
+    """ut20 #6: globalTags {T0} → {T1} → {T0} in one millisecond by one actor, without previousAspectValue.
+    The event id left the aspect versions out, so the third line was DUPLICATE_EVENT and the state {T1}."""
+    def tags(tag: str, version: str, previous: str | None) -> dict:
+        obj = {"entityType": "dataset", "entityUrn": "urn:li:dataset:(urn:li:dataPlatform:hive,db.t,PROD)",
+               "changeType": "UPSERT", "aspectName": "globalTags",
+               "aspect": {"value": json.dumps({"tags": [{"tag": tag}]}), "contentType": "application/json"},
+               "systemMetadata": {"lastObserved": 1709280000007, "version": version},
+               "created": {"time": 1709280000000, "actor": "urn:li:corpuser:datahub"}}
+        if previous:
+            obj["previousSystemMetadata"] = {"version": previous}
+        return obj
+
+    src = tmp_path / "mcl.jsonl"
+    lines = [tags("urn:li:tag:T0", "1", None), tags("urn:li:tag:T1", "2", "1"), tags("urn:li:tag:T0", "3", "2")]
+    src.write_text("".join(json.dumps(e) + "\n" for e in [*lines, lines[2]]))  # the last one a replay
+    counts = map_to_files([str(src)], tmp_path / "x.nt", tmp_path / "q.jsonl").as_dict()
+    assert (counts["mapped"], counts["quarantined"], counts["distinct_events"]) == (4, 0, 3), (
+        (tmp_path / "q.jsonl").read_text())
+
+
 def test_map_line_takes_a_line_as_text_too(shared_dir):
     """ut19 #9: map_line(str) raised TypeError, although it "never raises on bad input"."""
     from changeprov.mapping.mapper import map_line

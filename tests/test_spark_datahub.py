@@ -126,6 +126,7 @@ HOSTILE = {
     "mcl-impersonator": mcl(created={"time": 1709280000000, "actor": "urn:li:corpuser:a",
                                      "impersonator": "urn:li:corpuser:b"}),
     "mcl-version-number": mcl(systemMetadata={"lastObserved": 1, "version": 3}),
+    "mcl-no-versions": mcl(systemMetadata={"lastObserved": 1}, previousSystemMetadata=_DROP),
     "mcl-tag-control": mcl(aspect={"value": TAGS("urn:li:tag:a\u0007b")}),
     "mcl-tag-space": mcl(aspect={"value": TAGS("urn:li:tag:a b", "urn:li:tag:c")},
                          previousAspectValue={"value": TAGS("urn:li:tag:c", "urn:li:tag:d")}),
