@@ -227,15 +227,15 @@ def column_tags(g: Graph, event: NamedNode, change: NamedNode, entity_urn: str, 
     index = 0
     for path in sorted(before.keys() | after.keys()):
         for sub, where, added, removed, cls in COLUMN_MEMBERS:
-            b = set(_urns(before.get(path), where))
-            a = set(_urns(after.get(path), where))
-            if a == b:
+            b, a = list(_urns(before.get(path), where)), list(_urns(after.get(path), where))
+            if set(a) == set(b):
                 continue
             index += 1
             column = _node(g, f"aspect.value.{key}.fieldPath", f"{SCHEMA_FIELD}({entity_urn},{path})", "om-event:Column")
             one = field_change(g, event, kind, index, f"{aspect}.{path}.{sub}")
             g.add(one, om("aboutColumn"), column)
             text = ".".join(where)
+            # in list order, so that the first bad URN names the detail (the export's too)
             member_changes(g, one, old={u: _node(g, f"previousAspectValue.value.{key}.{text}", u, cls) for u in b},
                            new={u: _node(g, f"aspect.value.{key}.{text}", u, cls) for u in a},
                            added=added, removed=removed)

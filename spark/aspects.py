@@ -14,6 +14,7 @@ from changeprov.mapping.aspects import COLUMN_MEMBERS, JOB_MEMBERS, SCHEMA_FIELD
 from changeprov.mapping.vocab import rules
 from changeprov.spark.checks import (
     Checks, absent, bad_urn_in, kind_words, ms_out_of_range, no_reject, reject, schema_words,
+    urn_detail,
 )
 from changeprov.spark.shapes import (
     RDF_TYPE, change_node, entity_triples, field_change_triples, lineage_triples, om, prov,
@@ -115,7 +116,7 @@ def aspect(plan: Plan, name: Column, *, event: Column, urn: Column, safe: Column
     # column tags: one expression for both aspects that have them (each copy costs seconds of planning)
     lists = {a: _COLUMN_LISTS[spec["pattern"]] for a, spec in rules()["aspects"].items()
              if spec["pattern"] in _COLUMN_LISTS}
-    tags = F.when(name.isin(*lists), _column_tags(event, kind, urn, name, *[
+    tags = F.when(name.isin(*lists), _column_tags(event, kind, urn, name, _choose(name, lists), *[
         F.coalesce(*[F.when(name == a, F.try_variant_get(v, f"$.{key}", "variant")) for a, key in lists.items()])
         for v in (old, new)]))
     # each part staged on its own: combined in one expression, every use of a part (its triples, its
@@ -322,8 +323,9 @@ def _schema(change: Column, urn: Column, old: Column, new: Column) -> Column:
 
     def emit(d):
         ck = Checks()
-        ck.add(F.exists(F.concat(d["added"], d["removed"], d["kept"]), lambda p: bad_urn(field_urn(p))),
-               "BAD_IDENTIFIER", "aspect.value.fields.fieldPath: a field URN that is no IRI")
+        # the reference's order (added, removed, kept; each sorted) picks the field its detail names
+        ck.error(bad_urn_in(F.concat(*[F.array_sort(d[k]) for k in ("added", "removed", "kept")]),
+                            "aspect.value.fields.fieldPath", field_urn))
 
         def one(prop: str):
             return lambda p: let({"f": field_urn(p)}, lambda c: F.array(
@@ -360,21 +362,40 @@ def _tag_entries(fields: Column) -> Column:
         *[entries(f, sub) for sub, *_ in COLUMN_MEMBERS])))
 
 
-def _column_tags(event: Column, kind: Column, urn: Column, aspect_name: Column, old: Column, new: Column) -> Column:
-    """aspects.column_tags → struct<t, c>: a field change per column and kind whose members changed.
-    Flat (path, kind, URN) entries and set differences: a nesting of per-column lookups planned ten
-    seconds slower."""
+def _choose(name: Column, texts: dict) -> Column:
+    """The text ``texts[name]`` (null for a name not in it)."""
+    return F.coalesce(*[F.when(name == k, F.lit(v)) for k, v in texts.items()])
+
+
+def _column_tags(event: Column, kind: Column, urn: Column, aspect_name: Column, key: Column, old: Column,
+                 new: Column) -> Column:
+    """aspects.column_tags → struct<t, c>: a field change per column and kind whose members changed
+    (``key``: the aspect's list of schema fields). Flat (path, kind, URN) entries and set
+    differences: a nesting of per-column lookups planned ten seconds slower."""
     (_, _, tag_add, tag_rem, tag_cls), (_, _, term_add, term_rem, term_cls) = COLUMN_MEMBERS
 
     def column_urn(path: Column) -> Column:
         return F.concat(F.lit(SCHEMA_FIELD + "("), urn, F.lit(","), path, F.lit(")"))
 
+    def first_bad(s, k: Column) -> Column:
+        """The reference's first BAD_IDENTIFIER at a changed column ``k``: its URN, then its members
+        before, then after (in list order)."""
+        members = _choose(k["sub"], {sub: ".".join(at) for sub, at, *_ in COLUMN_MEMBERS})
+        column = column_urn(k["path"])
+
+        def bad_in(entries: Column, value: str) -> Column:
+            mine = F.filter(entries, lambda e: (e["path"] == k["path"]) & (e["sub"] == k["sub"]))
+            return bad_urn_in(mine, F.concat(F.lit(value + ".value."), key, F.lit("."), members), lambda e: e["u"])
+
+        return F.coalesce(
+            F.when(bad_urn(column), reject("BAD_IDENTIFIER", urn_detail(
+                F.concat(F.lit("aspect.value."), key, F.lit(".fieldPath")), column))),
+            bad_in(s["b"], "previousAspectValue"), bad_in(s["a"], "aspect"))
+
     def body(s):
         ck = Checks()
-        ck.add(F.exists(s["keys"], lambda k: bad_urn(column_urn(k["path"]))), "BAD_IDENTIFIER",
-               "aspect.value: a schema field's fieldPath makes a field URN that is no IRI")
-        ck.add(F.exists(s["all"], lambda e: F.exists(s["keys"], lambda k: (k["path"] == e["path"]) & (k["sub"] == e["sub"]))
-                        & bad_urn(e["u"])), "BAD_IDENTIFIER", "aspect.value: a schema field's tag or glossary term URN is no IRI")
+        ck.error(F.try_element_at(F.filter(F.transform(s["keys"], lambda k: first_bad(s, k)),
+                                           lambda r: r.isNotNull()), F.lit(1)))
 
         def one(k: Column, i: Column) -> Column:
             change = iri(change_node(event, kind, i + 1))
@@ -404,7 +425,8 @@ def _column_tags(event: Column, kind: Column, urn: Column, aspect_name: Column, 
         added, removed = F.array_except(d["a"], d["b"]), F.array_except(d["b"], d["a"])
         keys = F.array_sort(F.array_distinct(F.transform(F.concat(added, removed), lambda e: F.struct(
             e["path"].alias("path"), e["sub"].alias("sub")))))
-        return let({"added": added, "removed": removed, "keys": keys, "all": F.concat(d["b"], d["a"])}, body)
+        return let({"added": added, "removed": removed, "keys": keys, "all": F.concat(d["b"], d["a"]),
+                    "b": d["b"], "a": d["a"]}, body)
 
     return let({"b": _tag_entries(old), "a": _tag_entries(new)}, diff)
 

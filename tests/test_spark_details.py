@@ -80,12 +80,47 @@ def mutations(corpus: Path) -> list[bytes]:
     # versions the graph cannot hold: too large, too precise (written as JSON numbers, not floats)
     variants += [_replaced(event, (key,), value) for event in events for key in ("currentVersion", "previousVersion")
                  if key in event for value in (10 ** 15, -(10 ** 16), "@0.1234567890123456", "@2.5e15")]
+    variants += _schema_variants()
     out = []
     for i, variant in enumerate(variants):
         if isinstance(variant.get("id"), str) and len(variant["id"]) == 36:
             variant["id"] = str(uuid.uuid5(uuid.NAMESPACE_URL, str(i)))
         # "@…" stands for a JSON number written as is
         out.append(re.sub(r'"@([-0-9.e]+)"', r"\1", json.dumps(variant)).encode("utf-8"))
+    return out
+
+
+def _schema_variants() -> list[dict]:
+    """Schema fields and their tags and terms that no IRI can hold, before or after, in both aspects
+    with column tags: the detail names the value and the field the reference names (ut21 #5)."""
+    def field(path: str, tags=(), terms=()) -> dict:
+        out = {"fieldPath": path, "nativeDataType": "int", "type": {"type": {}}}
+        if tags:
+            out["globalTags"] = {"tags": [{"tag": t} for t in tags]}
+        if terms:
+            out["glossaryTerms"] = {"terms": [{"urn": u} for u in terms],
+                                    "auditStamp": {"time": 0, "actor": "urn:li:corpuser:a"}}
+        return out
+
+    ok, bad, worse = "urn:li:tag:a", "tab\there", "https://not.a.urn/"
+    cases = [([field("c", tags=[bad])], [field("c", tags=[ok])]),  # only the previous value is bad
+             ([field("c")], [field("c", terms=["urn:li:glossaryTerm:g", worse, bad])]),  # the first bad one
+             ([field("b\tq")], [field("c\nz")]),  # an added and a removed field: the added one
+             ([], [field("c\nz", tags=[ok])]),  # a column whose tags changed
+             ([field("c", tags=[bad])], [field("c", tags=[bad])]),  # unchanged members are not looked at
+             ([], [field("z", tags=[worse]), field("b", terms=[""]), field("b", tags=[bad])]),  # by fieldPath
+             (None, [field("c", tags=[ok, ""])])]
+    out = []
+    for aspect, key in (("schemaMetadata", "fields"), ("editableSchemaMetadata", "editableSchemaFieldInfo")):
+        for before, after in cases:
+            event = {"entityType": "dataset", "entityUrn": "urn:li:dataset:(urn:li:dataPlatform:hive,t,PROD)",
+                     "changeType": "UPSERT", "aspectName": aspect,
+                     "aspect": {"value": json.dumps({key: after}), "contentType": "application/json"},
+                     "systemMetadata": {"lastObserved": 1704067200001, "version": "2"},
+                     "created": {"time": 1704067200001 + len(out), "actor": "urn:li:corpuser:a"}}
+            if before is not None:
+                event["previousAspectValue"] = {"value": json.dumps({key: before}), "contentType": "application/json"}
+            out.append(event)
     return out
 
 
@@ -117,7 +152,10 @@ def test_the_export_words_every_quarantine_reason_as_the_reference_does(spark, s
     for words in ("got an integer", "got a number", "got an array", "got a boolean", "expected an object at '",
                   "forbidden code point U+0009 at position 3", "forbidden code point U+0085 at position 4",
                   "forbidden code point U+10FFFF at position 2", "'upd\u001cated' is not a",
-                  "not a URN (must start"):
+                  "not a URN (must start", "previousAspectValue.value.fields.globalTags.tags.*.tag: forbidden",
+                  "aspect.value.editableSchemaFieldInfo.glossaryTerms.terms.*.urn: not a URN",
+                  "aspect.value.fields.fieldPath: forbidden code point U+000A",
+                  "aspect.value.editableSchemaFieldInfo.fieldPath: forbidden code point U+000A"):
         assert words in details
     diffs = [f"line {i}: export {g}\n{'':>{len(str(i)) + 7}}   map {w}\n    {raw[:200]!r}"
              for i, (raw, g, w) in enumerate(zip(lines, got, want), start=1)
