@@ -140,8 +140,9 @@ def schema_suspicious(schema: Column) -> tuple[Column, Column]:
     """(may be nested too deep, may hold a number that overflowed) for a parsed value's schema.
 
     A number beyond a double's range parses to an infinite DOUBLE, and the schema names every
-    container, so both exact checks (on the raw text) run only when these cheap ones say so."""
-    return _schema_opens(schema) > MAX_DEPTH, schema.contains("DOUBLE")
+    container, so both exact checks (on the raw text) run only when these cheap ones say so. Where
+    an array mixes kinds its elements' schema is VARIANT, which may hide a DOUBLE (ut21 #8)."""
+    return _schema_opens(schema) > MAX_DEPTH, schema.contains("DOUBLE") | schema.contains("VARIANT")
 
 
 def _loads_strict_slow(text: Column) -> Column:

@@ -30,6 +30,10 @@ EXTRA.update({f"key-{name}": ('{"entityUrn":"urn:li:x","aspectName":"status","ch
               .encode("utf-8") for name, key in (("bmp", "k" * 50_000), ("astral-over", "k" * 49_999 + "\U0001F600"),
                                                  ("astral-at", "\U0001F600" * 25_000))})
 
+# ut21 #8: a number out of a double's range beside values of other kinds (the schema says VARIANT, not DOUBLE)
+EXTRA.update({f"overflow-{i}": ('{"entityUrn":"urn:li:x","aspectName":"status","changeType":"UPSERT","n":%s}' % t)
+              .encode() for i, t in enumerate(('[1e400, "a"]', '[{"t": -1e400}, {"t": "a"}]', '[1, 2e308]', '[1, 1e308]'))})
+
 
 def reference_decode_outcome(raw: bytes) -> str:
     result = map_line(raw)

@@ -81,6 +81,9 @@ def mutations(corpus: Path) -> list[bytes]:
     variants += [_replaced(event, (key,), value) for event in events for key in ("currentVersion", "previousVersion")
                  if key in event for value in (10 ** 15, -(10 ** 16), "@0.1234567890123456", "@2.5e15")]
     variants += _schema_variants()
+    # a number out of a double's range in a list of other kinds (ut21 #8): the aspect is not read
+    variants += [_replaced(event, ("aspect", "value"), '{"tags": [{"tag": 1e400}, {"tag": "urn:li:tag:keep"}]}')
+                 for event in events if event.get("aspectName") == "globalTags"]
     out = []
     for i, variant in enumerate(variants):
         if isinstance(variant.get("id"), str) and len(variant["id"]) == 36:
