@@ -149,7 +149,8 @@ def run_query_cmd(args: argparse.Namespace) -> int:
         form = query_form(q.text)
         if form == "SELECT":
             rows = run_query(store, q, params, allow_service=args.allow_service)
-            notes = rows.notes
+            warned = store.unfinished_load()  # store_from_args has printed it as a warning
+            notes = [n for n in rows.notes if n != warned]
             out = render(rows, args.format)
         elif form == "ASK":
             out = render_boolean(store.ask(q.text, bind_params(store, q, params, notes=notes)), args.format)

@@ -542,7 +542,8 @@ def run_query(store: TripleStore, q: NamedQuery | str, values: Mapping[str, obje
     """Run a named query (``q``: its name, or a NamedQuery from ``get_query`` / ``load_query_file``):
     bind its parameters (``values``: strings as the command line takes them, or datetime, date, epoch ms
     as int, bool), run it with its driver and collected columns, drop the parameter columns. The answer's
-    ``notes`` say what the CLI prints on stderr (how the answer was reached, why it may be empty).
+    ``notes`` say what the CLI prints on stderr (that a load into the store did not finish, how the
+    answer was reached, why it may be empty).
 
     >>> from changeprov.sparql.stores import open_store
     >>> with open_store("memory") as store:
@@ -553,7 +554,8 @@ def run_query(store: TripleStore, q: NamedQuery | str, values: Mapping[str, obje
     if isinstance(q, str):
         q = get_query(q)
     refuse_service(q.text, allow_service=allow_service)
-    notes: list[str] = []
+    unfinished = store.unfinished_load()  # a library caller sees no warning on stderr (ut19 #5)
+    notes: list[str] = [unfinished] if unfinished else []
     bound = bind_params(store, q, values or {}, now_ms=now_ms, notes=notes)
     if raw:
         return store.select(q.text, bound)

@@ -15,6 +15,7 @@ import pytest
 from changeprov.cli import main
 from changeprov.errors import ConfigError, InputError, StoreError
 from changeprov.sparql.loader import committed_partitions, load_export
+from changeprov.sparql.queries import run_query
 from changeprov.sparql.stores import (MemoryStore, NTriplesSyntaxError, RemoteStore, open_store, query_form, values_block,
                                       with_values)
 from changeprov.sparql.server import oxigraph_server
@@ -221,7 +222,7 @@ def test_default_load_into_a_store_with_triples_is_one_atomic_group(tmp_path, mo
         assert _all(store) == kept, "one bulk_load: nothing of the failed export is kept"
 
 
-def test_explicit_parallel_load_into_a_store_with_triples_names_partial_failure(tmp_path):
+def test_explicit_parallel_load_into_a_store_with_triples_names_partial_failure(tmp_path, capsys):
     first = make_export(tmp_path / "first", _dated([20], name="old"))
     files = _dated(range(1, 9))
     exp = make_export(tmp_path / "exp", files)
@@ -232,8 +233,14 @@ def test_explicit_parallel_load_into_a_store_with_triples_names_partial_failure(
             load_export(store, bad, jobs=2)
         assert 2 < store.count() < 10, "the good group is in, the bad group is not"
         assert "did not finish" in store.unfinished_load(), "every reader is told the store is partial"
+        # ut19 #5: a library caller gets the warning with the answer, as the command line prints it
+        assert run_query(store, "deleted-entities").notes[0] == store.unfinished_load()
+    assert main(["query", "deleted-entities", "--store", str(tmp_path / "partial")]) == 0
+    assert capsys.readouterr().err.count("did not finish") == 1, "printed once, as a warning"
+    with open_store("embedded", path=tmp_path / "partial") as store:
         assert load_export(store, exp, jobs=2).triples_after == 10, "reloading completes the store"
         assert store.unfinished_load() is None
+        assert not any("did not finish" in n for n in run_query(store, "deleted-entities").notes)
 
 
 def test_cli_jobs_takes_a_number_or_auto(tmp_path, capsys):
