@@ -843,8 +843,33 @@ def _datahub_views(_store: TripleStore, _bound: Mapping, rows: Rows) -> list[str
                and {"OWNER", "OWNERSHIP"} & set(categories) else "")]
 
 
+_SKEWED = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+           "PREFIX prov: <http://www.w3.org/ns/prov#>\n"
+           "SELECT ?entity ?as_of ?time ?other_time ?aspect WHERE {\n#@bindings\n"
+           "?event om:affectsEntity ?entity ; prov:used ?v ; om:timestamp ?time .\n"
+           "?v prov:wasGeneratedBy ?g . ?g om:timestamp ?other_time .\n"
+           "FILTER(?other_time > ?time && COALESCE(?other_time <= ?as_of, true))\n"
+           "FILTER NOT EXISTS { ?event om:affectsEntity ?v }\n"
+           "OPTIONAL { ?event om:aspectName ?aspect }\n"
+           "} ORDER BY ?time LIMIT 3\n")
+
+
+def _clock_skew(store: TripleStore, bound: Mapping, _rows: Rows) -> list[str]:
+    """A change that revises a version stamped later (ut20 #8): the state follows the timestamps,
+    so it may show a value its writer had already replaced."""
+    rows = store.select(_SKEWED, {k: bound[k] for k in ("entity", "as_of") if k in bound}).rows
+    if not rows:
+        return []
+    *_, time, later, aspect = rows[0]
+    where = f" (of {aspect.value})" if aspect is not None else ""
+    return [f"the timestamps and the version chain disagree here: a change at {time.value}{where} revises a "
+            f"version stamped {later.value} (a writer's clock ran behind?); the state follows the timestamps, "
+            f"so a value its writer had already replaced may be shown; `changeprov audit` lists each such "
+            f"change as out-of-order"]
+
+
 #: ``# if-rows: NAME`` checks: rows → notes explaining an answer
-ROW_CHECKS = {"datahub-views": _datahub_views, "impersonations": _impersonations,
+ROW_CHECKS = {"datahub-views": _datahub_views, "impersonations": _impersonations, "clock-skew": _clock_skew,
               "unknown-version": lambda store, bound, _rows: _versions_note(store, bound),
               "no-creation": lambda store, bound, _rows: _no_creation(store, bound)}
 

@@ -627,6 +627,27 @@ def test_entity_state_of_a_datahub_aspect_sent_without_its_previous_value(tmp_pa
     assert {(r["field"].value, r["value"].value) for r in rows.dicts()} == want
 
 
+def test_entity_state_says_when_a_change_revises_a_version_stamped_later(tmp_path):
+    """ut20 #8: version 3 revises version 2 but is stamped 10 s before it. The state follows the
+    timestamps (version 2's tags); the answer must say that the writer had replaced them."""
+    t = 1_704_139_200_000
+    d = DS("hive,db.skew")
+
+    def tags(*names):
+        return {"tags": [{"tag": f"urn:li:tag:{n}"} for n in names]}
+
+    events = [_dh_mcl(d, "globalTags", t, "1", value=tags("T1")),
+              _dh_mcl(d, "globalTags", t + 20_000, "2", value=tags("T1", "T2"), previous=("1", tags("T1"))),
+              _dh_mcl(d, "globalTags", t + 10_000, "3", value=tags("T2", "T3"), previous=("2", tags("T1", "T2")))]
+    with _store_of(events, tmp_path) as store:
+        rows = run_query(store, "entity-state", {"entity": d})
+        assert {r["value"].value for r in rows.dicts()} == {"urn:li:tag:T1", "urn:li:tag:T2"}
+        assert any("2024-01-01T20:00:10Z (of globalTags) revises a version stamped 2024-01-01T20:00:20Z"
+                   in n for n in rows.notes), rows.notes
+        before = run_query(store, "entity-state", {"entity": d, "as_of": "2024-01-01T20:00:15Z"})
+        assert not any("version chain" in n for n in before.notes), "version 2 is after as_of: no disagreement yet"
+
+
 def test_entity_state_after_a_column_type_change_shows_the_columns_not_the_aspect(tmp_path):
     """ut10a #15: a schemaMetadata that only changed a column's type showed the whole aspect as one more
     value beside its columns."""
