@@ -7,7 +7,7 @@ from typing import Iterable
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from changeprov.spark.checks import readable, reject
+from changeprov.spark.checks import readable, reject, verbatim
 from changeprov.spark.decode import decode
 from changeprov.spark.family import mappers
 from changeprov.spark.plans import add_stages
@@ -40,7 +40,8 @@ def map_events(decoded: DataFrame, *, families: Iterable[str] | None = None) -> 
     unknown = F.col("rejected").isNull() & ~F.col("blank") & fam.isNull()
     # the reference's detail: the object's first 12 keys by code point (UTF-8 byte order is the same)
     keys = F.array_join(F.slice(F.array_sort(F.json_object_keys(F.col("value"))), 1, 12), ", ")
-    rejected = F.when(unknown, reject("UNKNOWN_FAMILY", F.concat(F.lit("no event family matches the keys "), keys,
+    # the keys are the input's: verbatim, so that readable() takes no mark in them for its own (rv36 #3)
+    rejected = F.when(unknown, reject("UNKNOWN_FAMILY", verbatim(F.lit("no event family matches the keys "), keys,
                                                                  _nearest_family(F.json_object_keys(F.col("value")))))) \
         .otherwise(rejected)
     return add_stages(df, [

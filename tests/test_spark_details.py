@@ -80,6 +80,8 @@ def mutations(corpus: Path) -> list[bytes]:
     # versions the graph cannot hold: too large, too precise (written as JSON numbers, not floats)
     variants += [_replaced(event, (key,), value) for event in events for key in ("currentVersion", "previousVersion")
                  if key in event for value in (10 ** 15, -(10 ** 16), "@0.1234567890123456", "@2.5e15")]
+    # ... and in the keys of a line no family matches (rv36 #3)
+    variants += [{"a\u001eb": 1, "hello": "x"}, {"k\u001dz": 1}, {"k\u001cz": 1}, {"zz\u001finteger": 1}]
     variants += _schema_variants()
     # a number out of a double's range in a list of other kinds (ut21 #8): the aspect is not read
     variants += [_replaced(event, ("aspect", "value"), '{"tags": [{"tag": 1e400}, {"tag": "urn:li:tag:keep"}]}')
@@ -155,6 +157,7 @@ def test_the_export_words_every_quarantine_reason_as_the_reference_does(spark, s
     for words in ("got an integer", "got a number", "got an array", "got a boolean", "expected an object at '",
                   "forbidden code point U+0009 at position 3", "forbidden code point U+0085 at position 4",
                   "forbidden code point U+10FFFF at position 2", "'upd\u001cated' is not a",
+                  "no event family matches the keys k\u001cz",
                   "not a URN (must start", "previousAspectValue.value.fields.globalTags.tags.*.tag: forbidden",
                   "aspect.value.editableSchemaFieldInfo.glossaryTerms.terms.*.urn: not a URN",
                   "aspect.value.fields.fieldPath: forbidden code point U+000A",
