@@ -466,17 +466,29 @@ def _as_text(p: Param, value: object) -> str:
     """A parameter value given as a Python object, in the text the command line would take: a datetime
     (naive = UTC, as a time without zone is) or date, an int of epoch ms, a bool, a number."""
     if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:  # a lone surrogate; from the command line, bytes not UTF-8
+            raise InputError(f"parameter {p.name}: not valid text: {exc.object[exc.start]!r} at position "
+                             f"{exc.start} is no Unicode character (bytes that are not UTF-8?)") from None
         return value
     if isinstance(value, bool) and p.type == "boolean":
         return "true" if value else "false"
-    if isinstance(value, _dt.datetime):
-        if value.tzinfo is not None:
-            value = value.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+    timed = p.type in ("time", "time-end")
+    if isinstance(value, _dt.datetime) and timed:
+        try:
+            if value.tzinfo is not None:
+                value = value.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+        except OverflowError:
+            raise InputError(f"parameter {p.name}: {value} is out of range in UTC") from None
         return value.isoformat(timespec="milliseconds") + "Z"
-    if isinstance(value, _dt.date):
+    if isinstance(value, _dt.date) and timed:
         return value.isoformat()
     if isinstance(value, int) and not isinstance(value, bool) and p.type in ("time", "time-end", "decimal", "integer"):
-        return str(value)
+        try:
+            return str(value)
+        except ValueError:  # more digits than Python turns into text
+            raise InputError(f"parameter {p.name}: an int of more than 4300 digits is out of range") from None
     if isinstance(value, (Decimal, float)) and p.type == "decimal":
         return str(value)
     raise InputError(f"parameter {p.name}: expected a string{TYPE_HINTS.get(p.type, '')}, got {type(value).__name__}")
@@ -495,7 +507,9 @@ def bind_params(store: TripleStore, q: NamedQuery, values: Mapping[str, object],
         raise InputError(f"query {q.name}: unknown parameter(s) {', '.join(unknown)} (parameters: {known})")
     bound = {}
     for p in q.params:
-        value = values.get(p.name, p.default)
+        value = values.get(p.name)
+        if value is None:  # None is "not given" in Python: the default applies (rv36 #2)
+            value = p.default
         if value is None:
             if p.required:
                 raise InputError(f"query {q.name}: missing required parameter {p.name} ({p.type}: {p.description})")

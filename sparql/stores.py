@@ -165,6 +165,8 @@ def python_value(term: Term | None) -> object:
 
     >>> python_value(ox.Literal("2024-03-05T12:00:00.000Z", datatype=ox.NamedNode(XSD + "dateTime")))
     datetime.datetime(2024, 3, 5, 12, 0, tzinfo=datetime.timezone.utc)
+    >>> python_value(ox.Literal("2024-03-05T12:00:00", datatype=ox.NamedNode(XSD + "dateTime"))).hour
+    12
     >>> python_value(ox.Literal("3", datatype=ox.NamedNode(XSD + "integer"))), python_value(None)
     (3, None)
     >>> python_value(ox.NamedNode("urn:li:corpuser:alice"))
@@ -186,10 +188,12 @@ def python_value(term: Term | None) -> object:
         if kind == "boolean":
             return text.strip() in ("true", "1")
         if kind == "dateTime":
-            return _dt.datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(_dt.timezone.utc)
+            when = _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+            # without a zone it is UTC, as the parameters take it (not the machine's zone: rv36 #6)
+            return when.replace(tzinfo=_dt.timezone.utc) if when.tzinfo is None else when.astimezone(_dt.timezone.utc)
         if kind == "date":
-            return _dt.date.fromisoformat(text)
-    except ValueError:  # a lexical form outside Python's range (a year 0, a 20-digit second): as written
+            return _dt.date.fromisoformat(text[:10])  # its zone, if any, says nothing about the day
+    except (ValueError, OverflowError):  # a lexical form outside Python's range (a year 0, a 20-digit second): as written
         return text
     return text
 
@@ -673,8 +677,8 @@ class RemoteStore(TripleStore):
                 raise ConfigError(f"credentials in an endpoint URL are refused ({redacted(url)}): they would show in "
                                   f"process lists and shell history; set {ENV_USER} and {ENV_PASSWORD}, or {ENV_TOKEN}")
         for name, value in (("timeout", timeout), ("batch_bytes", batch_bytes)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-                raise ConfigError(f"{name} must be a positive number, got {value!r}")
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
+                raise ConfigError(f"{name} must be a positive finite number, got {value!r}")
         self.endpoint = endpoint
         upd, gsp = _derive(endpoint)
         self.update_endpoint = update_endpoint or upd

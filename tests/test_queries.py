@@ -2344,7 +2344,29 @@ def test_a_library_caller_names_the_query_and_gives_python_values(store, as_of):
     ("yesterday", "parameter as_of: not a time"),
     (True, "parameter as_of: expected a string, datetime, date or epoch ms (int), got bool"),
     ([2024], "parameter as_of: expected a string, datetime, date or epoch ms (int), got list"),
+    # rv36 #5: these raised OverflowError / ValueError / pyoxigraph's ValueError
+    (_dt.datetime(1, 1, 1, tzinfo=_dt.timezone(_dt.timedelta(hours=1))), "parameter as_of: 0001-01-01 00:00:00+01:00 "
+                                                                        "is out of range in UTC"),
+    pytest.param(10 ** 5000, "parameter as_of: an int of more than 4300 digits is out of range", id="huge-int"),
+    ("2024\ud800", r"parameter as_of: not valid text: '\ud800' at position 4 is no Unicode character"),
 ])
 def test_a_bad_time_from_python_names_its_parameter(embedded, value, says):
     with pytest.raises(InputError, match=re.escape(says)):
         run_query(embedded, "upstream", {"entity": LTV, "as_of": value})
+
+
+@pytest.mark.parametrize("query, params", [("entity-history", {"entity": "ab\udcffcd"}),
+                                           ("tag-changes", {"tag": "\ud800"}),
+                                           ("resolve", {"key": _dt.date(2024, 3, 5)})])
+def test_a_value_no_parameter_takes_is_an_input_error(embedded, query, params):
+    """rv36 #5: a lone surrogate (from the command line: bytes that are not UTF-8) was an internal error,
+    and a date was taken as text by any parameter."""
+    with pytest.raises(InputError, match=r"parameter \w+: (not valid text|expected a string)"):
+        run_query(embedded, query, params)
+
+
+def test_none_for_a_parameter_with_a_default_is_the_default(embedded):
+    """rv36 #2: as_of=None left the parameter unbound, and impact answered nothing."""
+    given = run_query(embedded, "impact", {"entity": ORDERS, "as_of": None})
+    assert given.rows == run_query(embedded, "impact", {"entity": ORDERS}).rows
+    assert given, "ORDERS has downstream assets"

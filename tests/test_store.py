@@ -970,9 +970,10 @@ def test_a_closed_store_says_so_and_closes_twice(tmp_path):
     ("embedded", {"path": "db", "endpoint": "http://x/query"}, "option(s) endpoint do not apply to an embedded store"),
     ("remote", {"endpoint": "http://x/query", "path": "db"}, "option(s) path do not apply to a remote store"),
     ("remote", {"endpoint": "http://x/query", "timout": 5}, "option(s) timout do not apply to a remote store (it takes "),
-    ("remote", {"endpoint": "http://x/query", "timeout": -1}, "timeout must be a positive number, got -1"),
-    ("remote", {"endpoint": "http://x/query", "timeout": "5"}, "timeout must be a positive number, got '5'"),
-    ("remote", {"endpoint": "http://x/query", "batch_bytes": 0}, "batch_bytes must be a positive number, got 0"),
+    ("remote", {"endpoint": "http://x/query", "timeout": -1}, "timeout must be a positive finite number, got -1"),
+    ("remote", {"endpoint": "http://x/query", "timeout": "5"}, "timeout must be a positive finite number, got '5'"),
+    ("remote", {"endpoint": "http://x/query", "batch_bytes": 0}, "batch_bytes must be a positive finite number, got 0"),
+    ("remote", {"endpoint": "http://x/query", "timeout": float("inf")}, "timeout must be a positive finite number, got inf"),
     ("embedded", {"path": "db", "create": True, "read_only": True}, "a store cannot be created read-only"),
     ("embedded", {}, "the embedded store needs a path (path=, --store PATH)"),
 ])
