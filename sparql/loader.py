@@ -42,7 +42,7 @@ import pyoxigraph as ox
 from changeprov.errors import ChangeprovError, InputError
 from changeprov.exportlayout import lock_holder, run_ids, running_export, written_by_a_run
 from changeprov.mapping.inputs import READ_ERRORS, local_path, open_input
-from changeprov.sparql.stores import NTriplesSyntaxError, TripleStore
+from changeprov.sparql.stores import NTriplesSyntaxError, TripleStore, shift_lines
 
 LEFTOVER_PREFIXES = ("_temporary", "_staging-", ".spark-staging-")
 
@@ -175,7 +175,7 @@ def _located(exc: NTriplesSyntaxError, files: list[Path], root: Path) -> InputEr
         if line <= spans:  # _Chain follows each file with a newline, so a file spans its newlines + 1
             shift = exc.line - line
             problem = re.sub(r" \(line \d+\)$", "", exc.problem.removeprefix("Parser error "))  # Python's suffix
-            problem = re.sub(r"\bline (\d+)", lambda m: f"line {int(m.group(1)) - shift}", problem)
+            problem = shift_lines(problem, -shift)
             return InputError(f"invalid N-Triples in {path.relative_to(root)}: {problem}")
         line -= spans
     return exc

@@ -207,6 +207,11 @@ def _binary(stream):
     return stream
 
 
+def shift_lines(problem: str, by: int) -> str:
+    """A parser's message with each ``line N`` moved by ``by`` (a part's lines counted in the whole)."""
+    return re.sub(r"\bline (\d+)", lambda m: f"line {int(m.group(1)) + by}", problem)
+
+
 class NTriplesSyntaxError(InputError):
     """A stream given to ``load_ntriples`` does not parse; ``line`` counts lines of that stream."""
 
@@ -858,7 +863,8 @@ class RemoteStore(TripleStore):
             try:  # validate strictly before sending (and serialise canonically)
                 triples = list(ox.parse(chunk, format=ox.RdfFormat.N_TRIPLES))
             except SyntaxError as exc:  # the stream's line, as the other kinds say it
-                raise NTriplesSyntaxError(str(exc), line=lines + exc.lineno if exc.lineno else None) from None
+                raise NTriplesSyntaxError(shift_lines(str(exc), lines),
+                                          line=lines + exc.lineno if exc.lineno else None) from None
             lines += chunk.count(b"\n")
             for body in self._requests(triples) if triples else ():
                 if self.graph_store:

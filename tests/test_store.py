@@ -1000,5 +1000,7 @@ def test_every_store_kind_loads_text_and_binary_streams_and_refuses_a_path(tmp_p
                 with pytest.raises(NTriplesSyntaxError) as err:
                     store.load_ntriples(io.BytesIO(bad.encode()))
                 assert err.value.line == 3, store.kind
+                # rv36 #7: the remote store's message named a line of its batch
+                assert re.findall(r"\bline (\d+)", str(err.value))[0] == "3", (store.kind, str(err.value))
                 with pytest.raises(InputError, match=re.escape("takes an open stream of N-Triples (open(path, 'rb'))")):
                     store.load_ntriples(str(tmp_path / "x.nt"))
