@@ -367,10 +367,12 @@ class EmbeddedStore(TripleStore):
         return _drained(lambda: list(res), "query failed")
 
     def load_ntriples(self, stream) -> None:
-        stream, store = _binary(stream), self._live()
+        stream = _binary(stream)
         try:
-            # bulk_load is atomic in pyoxigraph 0.5: a bad line leaves the store unchanged; never lenient
-            store.bulk_load(stream, format=ox.RdfFormat.N_TRIPLES)
+            # bulk_load is atomic in pyoxigraph 0.5: a bad line leaves the store unchanged; never lenient.
+            # No local holds the engine's store: an error's traceback would keep it (and its lock) alive
+            # after close() until the garbage collector breaks the cycle through the loader's futures
+            self._live().bulk_load(stream, format=ox.RdfFormat.N_TRIPLES)
         except SyntaxError as exc:
             raise NTriplesSyntaxError(str(exc), line=exc.lineno) from None
         except (OSError, RuntimeError, ValueError) as exc:
