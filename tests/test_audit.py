@@ -568,12 +568,13 @@ def test_a_column_dropped_from_a_dataset_a_job_reads_is_a_schema_drop(tmp_path):
     assert (drop.entity, drop.details["field"], drop.details["dependents"]) == (ds, f"urn:li:schemaField:({ds},b)", [job])
 
 
-def _hard_delete(urn: str, ms: int, aspects: dict[str, dict]) -> list[dict]:
+def _hard_delete(urn: str, ms: int, aspects: dict[str, dict], *, previous: bool = True) -> list[dict]:
     """DataHub's hard delete: a DELETE MCL per aspect (with its previous value), the key aspect's last."""
     return [{"entityType": "dataset", "entityUrn": urn, "changeType": "DELETE", "aspectName": aspect,
              "systemMetadata": {"lastObserved": ms + i}, "created": {"time": ms + i, "actor": "urn:li:corpuser:alice"},
-             "previousAspectValue": {"value": json.dumps(value), "contentType": "application/json"},
-             "previousSystemMetadata": {"version": "1"}}
+             "previousSystemMetadata": {"version": "1"},
+             **({"previousAspectValue": {"value": json.dumps(value), "contentType": "application/json"}}
+                if previous else {})}
             for i, (aspect, value) in enumerate(aspects.items())]
 
 
@@ -611,17 +612,19 @@ def test_an_edge_a_hard_delete_ended_is_not_removed_again_by_a_later_lineage(tmp
         assert not run_query(store, get_query("audit-lineage-removed"), {}).dicts()
 
 
-def test_a_datahub_hard_delete_removes_no_edge_and_no_tag_beside_its_deletion(tmp_path):
+@pytest.mark.parametrize("previous", [True, False])
+def test_a_datahub_hard_delete_removes_no_edge_and_no_tag_beside_its_deletion(tmp_path, previous):
     """rv35 #5: the upstreamLineage DELETE of a hard delete (with its previous value) was a medium
     lineage-removed finding per upstream, beside the deletion, and (ut20 #9) its globalTags DELETE a
-    sensitive tag removed; an OpenMetadata hard delete gives the deletion alone."""
+    sensitive tag removed; an OpenMetadata hard delete gives the deletion alone. rv36 #4: so was an
+    upstreamLineage DELETE without its previous value (it ends every edge of the dataset)."""
     t, hour = 1_704_139_200_000, 3_600_000
     up, down = DS("hive,db.up"), DS("hive,db.down")
     lineage = {"upstreams": [{"dataset": up, "type": "TRANSFORMED"}]}
     tags = {"tags": [{"tag": "urn:li:tag:PII"}]}  # ut20 #9: its globalTags DELETE removed a sensitive tag
     events = [_mcl(down, "upstreamLineage", lineage, t), _mcl(down, "globalTags", tags, t),
               *_hard_delete(down, t + hour, {"upstreamLineage": lineage, "globalTags": tags,
-                                             "datasetKey": {"name": "db.down"}})]
+                                             "datasetKey": {"name": "db.down"}}, previous=previous)]
     db = _mapped_store(events, tmp_path)
     with open_store("embedded", path=db, read_only=True) as store:
         report = run_audit(store, now_ms=NOW_MS)
