@@ -627,6 +627,35 @@ def test_entity_state_of_a_datahub_aspect_sent_without_its_previous_value(tmp_pa
     assert {(r["field"].value, r["value"].value) for r in rows.dicts()} == want
 
 
+@pytest.mark.parametrize("as_of, want", [
+    # second life: version 1 added A, version 3 (the line of 2 missing) keeps A and adds B
+    (None, {("urn:li:tag:A", "2024-06-03T00:00:01Z"), ("urn:li:tag:B", "2024-06-03T00:00:03Z")}),
+    # first life, between its versions 4 (3 missing) and the hard delete: version 4 keeps A of version 2
+    ("2024-06-01T12:00:00Z", {("urn:li:tag:A", "2024-06-01T00:00:02Z")}),
+])
+def test_entity_state_of_a_recreated_datahub_entity_shows_each_member_once(tmp_path, as_of, want):
+    """rv36 #1, ut20 #5: the versions of a DataHub entity created again are numbered from 1 again, so a
+    kept member looked up the version of the other life, and the member was listed twice."""
+    t, day = 1_717_200_000_000, 86_400_000
+    d = DS("hive,db.recreated")
+
+    def tags(*names):
+        return {"tags": [{"tag": f"urn:li:tag:{n}"} for n in names]}
+
+    events = [_dh_mcl(d, "globalTags", t + 2000, "2", value=tags("A")),
+              _dh_mcl(d, "globalTags", t + 4000, "4", value=tags("A"), previous=("3", tags("A"))),
+              _dh_mcl(d, "globalTags", t + day, "5", change="DELETE", previous=("4", tags("A"))),
+              _dh_mcl(d, "datasetKey", t + day + 1, "2", change="DELETE", previous=("1", {"name": "db.recreated"})),
+              _dh_mcl(d, "datasetKey", t + 2 * day, "1", value={"name": "db.recreated"}),
+              _dh_mcl(d, "globalTags", t + 2 * day + 1000, "1", value=tags("A")),
+              _dh_mcl(d, "globalTags", t + 2 * day + 3000, "3", value=tags("A", "B"), previous=("2", tags("A"))),
+              _dh_mcl(d, "globalTags", t + 2 * day + 5000, "4", value=tags("A", "B"), previous=("3", tags("A", "B")))]
+    with _store_of(events, tmp_path) as store:
+        rows = run_query(store, "entity-state", {"entity": d, **({"as_of": as_of} if as_of else {})}).dicts()
+    got = [(r["value"].value, r["set_at"].value) for r in rows if r["field"].value == "globalTags"]
+    assert sorted(got) == sorted(want), got
+
+
 def test_entity_state_says_when_a_change_revises_a_version_stamped_later(tmp_path):
     """ut20 #8: version 3 revises version 2 but is stamped 10 s before it. The state follows the
     timestamps (version 2's tags); the answer must say that the writer had replaced them."""
