@@ -59,7 +59,9 @@ def _jobs(text: str) -> int | None:
 
 
 def configure_load(p: argparse.ArgumentParser) -> None:
-    p.add_argument("export_dir", metavar="DIR", help="a committed `changeprov export` folder")
+    p.add_argument("export_dir", metavar="DIR|FILE.nt",
+                   help="a committed `changeprov export` folder, or an N-Triples file (.nt, .nt.gz) such as "
+                        "`changeprov map` writes")
     p.add_argument("--jobs", type=_jobs, default=None, metavar="N|auto",
                    help="embedded store: load the files in N groups by N threads, each group atomic. "
                         "Default auto, all-or-nothing: into an empty store 2 groups (fewer on one core; "
@@ -75,11 +77,11 @@ def configure_load(p: argparse.ArgumentParser) -> None:
 
 
 def run_load(args: argparse.Namespace) -> int:
-    from changeprov.sparql.loader import committed_partitions, export_root, load_export
+    from changeprov.sparql.loader import export_root, load_export, loadable_files
     from changeprov.sparql.stores import store_from_args
 
     export_dir = export_root(args.export_dir)  # a file: URI as the plain path
-    committed_partitions(export_dir)  # refuse before creating or touching any store
+    loadable_files(export_dir)  # refuse before creating or touching any store
     new_store = bool(args.store) and not args.endpoint and not Path(args.store).exists()
     try:
         with store_from_args(args, create=True) as store:

@@ -76,7 +76,8 @@ def committed_partitions(export_dir: str | Path) -> list[Path]:
     """The partition files of a committed export, sorted; raise InputError naming the problem otherwise."""
     root = export_root(export_dir)
     if not root.is_dir():
-        raise InputError(f"{root} is not a directory (expected a `changeprov export` output folder)")
+        raise InputError(f"{root} is not a directory (expected a `changeprov export` output folder"
+                         + (")" if root.exists() else ", or an N-Triples file that `changeprov map` wrote)"))
     # the staging folder of an export that is writing now is its work, not a dead run's leftovers (rv35 #6)
     held = lock_holder(root)
     writing = f"_staging-{held.get('run_id')}" if held else None
@@ -102,6 +103,18 @@ def committed_partitions(export_dir: str | Path) -> list[Path]:
     if strays:
         raise InputError(f"{root} has files outside the partition layout: {', '.join(strays[:5])}")
     return parts
+
+
+def loadable_files(path: str | Path) -> tuple[list[Path], Path, bool]:
+    """(files, the folder they are named relative to, whether it is an export) for ``load PATH``: the
+    committed partitions of an export folder, or one N-Triples file (``changeprov map --out``, ut22 M2)."""
+    root = export_root(path)
+    if root.is_file():
+        if not root.name.endswith((".nt", ".nt.gz")):
+            raise InputError(f"{root} is neither an export folder nor an N-Triples file (*.nt or *.nt.gz, as "
+                             "`changeprov map --out` writes)")
+        return [root], root.parent, False
+    return committed_partitions(root), root, True
 
 
 class _Chain(io.RawIOBase):
@@ -312,14 +325,15 @@ def auto_jobs() -> int:
 def load_export(store: TripleStore, export_dir: str | Path,
                 progress: Callable[[str], None] = lambda _msg: None, *, jobs: int | None = None,
                 optimize: bool = True) -> LoadReport:
-    """Load every committed partition of ``export_dir`` into ``store``, in ``jobs`` parallel groups
-    where the store supports it (the embedded one). ``jobs=None`` picks all-or-nothing ways: into an
+    """Load every committed partition of ``export_dir`` (or one N-Triples file, as ``changeprov map``
+    writes it) into ``store``, in ``jobs`` parallel groups where the store supports it (the embedded one). ``jobs=None`` picks all-or-nothing ways: into an
     empty store ``auto_jobs()`` groups, emptied again if one fails; otherwise one group. Then, with
     ``optimize`` and when triples were added, compact the store's indexes (included in ``seconds``):
     without it, lookups on a store grown by big loads read many overlapping files."""
-    root = export_root(export_dir)
-    running = running_export(root)  # before the files: a run that commits meanwhile may be in them, or not
-    files = committed_partitions(root)
+    given = export_root(export_dir)
+    # before the files: a run that commits meanwhile may be in them, or not
+    running = running_export(given) if given.is_dir() else None
+    files, root, is_export = loadable_files(given)
     started = time.monotonic()
     before = store.count()
     if jobs is None:
@@ -328,10 +342,11 @@ def load_export(store: TripleStore, export_dir: str | Path,
     if not store.atomic_load and files:
         progress(f"checking the {len(files)} file(s) before sending any triple")
         check_files(files, root)
-    progress(f"{len(files)} partition file(s) in {root}; store holds {before:,} triples"
+    progress((f"{len(files)} partition file(s) in {root}" if is_export else f"{given}")
+             + f"; store holds {before:,} triples"
              + (f"; {len(groups)} parallel groups" if len(groups) > 1 else ""))
     said = _FileProgress(progress, len(files), root, groups=len(groups))
-    store.mark_loading(root)  # removed below once the store is whole or as it was (sparql.loading)
+    store.mark_loading(given)  # removed below once the store is whole or as it was (sparql.loading)
 
     def load_group(group: list[Path]) -> int:
         chain = _Chain(group, lambda _i, path: said.opened(path), said.ended)
@@ -373,7 +388,7 @@ def load_export(store: TripleStore, export_dir: str | Path,
         store.optimize()
         optimize_seconds = time.monotonic() - began
     report = LoadReport(len(files), bytes_read, before, after, time.monotonic() - started, optimize_seconds,
-                        manifest_warnings(root, files, before=before, after=after)
+                        (manifest_warnings(root, files, before=before, after=after) if is_export else [])
                         + ([running] if running else []))
     progress(f"done: {report.triples_added:,} new triples ({after:,} in the store) from {len(files)} file(s), "
              f"{report.bytes_read:,} bytes in {report.seconds:.2f} s"

@@ -243,6 +243,25 @@ def test_explicit_parallel_load_into_a_store_with_triples_names_partial_failure(
         assert not any("did not finish" in n for n in run_query(store, "deleted-entities").notes)
 
 
+@pytest.mark.parametrize("gz", [False, True])
+def test_load_takes_the_reference_mappers_n_triples_file(tmp_path, capsys, gz):
+    """ut22 M2: `load` took only an export folder, so `map`'s output reached a store only from Python."""
+    import gzip
+
+    nt = map_corpus(tmp_path)
+    if gz:
+        nt = tmp_path / "corpus.nt.gz"
+        nt.write_bytes(gzip.compress(map_corpus(tmp_path).read_bytes()))
+    assert main(["load", str(nt), "--store", str(tmp_path / "db")]) == 0, capsys.readouterr().err
+    assert f"from 1 file(s)" in capsys.readouterr().err
+    with open_store("embedded", path=tmp_path / "db", read_only=True) as store:
+        assert store.count() == len(map_corpus(tmp_path).read_bytes().splitlines()) > 1000
+    (tmp_path / "notes.txt").write_text("x")
+    assert main(["load", str(tmp_path / "notes.txt"), "--store", str(tmp_path / "db2")]) == 2
+    assert "is neither an export folder nor an N-Triples file (*.nt or *.nt.gz" in capsys.readouterr().err
+    assert not (tmp_path / "db2").exists()
+
+
 def test_cli_jobs_takes_a_number_or_auto(tmp_path, capsys):
     exp = make_export(tmp_path / "exp", _dated(range(1, 4)))
     assert main(["load", str(exp), "--store", str(tmp_path / "db"), "--jobs", "auto"]) == 0
