@@ -28,7 +28,7 @@ def configure_audit(p: argparse.ArgumentParser) -> None:
                    help="where to write the report (default: standard output)")
     p.add_argument("--format", choices=["html", "json"], default="html",
                    help="html: one self-contained page (inline CSS/SVG/JS, no network); json: the same data")
-    p.add_argument("--since", metavar="TIME", help="only events at or after this time (ISO-8601, date or epoch ms)")
+    p.add_argument("--since", metavar="TIME", help="only events at or after this time (ISO-8601, a bare date = its start, epoch ms or now)")
     p.add_argument("--until", metavar="TIME", help="only events at or before this time (a bare date = its end)")
     p.add_argument("--bot-pattern", metavar="REGEX",
                    help="case-insensitive regex on user names that marks bots (default: see audit-bots.rq)")

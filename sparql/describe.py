@@ -57,7 +57,11 @@ def _agent_named(store: TripleStore, name: str) -> str | None:
     from changeprov.mapping.emit import om_named
     from changeprov.mapping.terms import BadIdentifier
 
-    for kind in ("user", "team"):
+    # impact and entity-state show a team owner as team:NAME (ut22 m7: that form was not taken back)
+    kinds = ("user", "team")
+    if name.startswith("team:"):
+        kinds, name = ("team",), name[len("team:"):]
+    for kind in kinds:
         try:
             node = om_named(kind, name)
         except BadIdentifier:
