@@ -86,12 +86,16 @@ def _run_map(args: argparse.Namespace) -> int:
 
 def _configure_generate(p: argparse.ArgumentParser) -> None:
     p.add_argument("--events", type=int, required=True, help="number of lines to write")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--hostile-share", type=float, default=0.01, help="share of hostile lines (0..1)")
+    p.add_argument("--seed", type=int, default=0, help="the same seed writes the same file (default: 0)")
+    p.add_argument("--hostile-share", type=float, default=0.01,
+                   help="share of hostile lines, 0..1 (default: 0.01)")
     p.add_argument("--days", type=int, default=730,
-                   help="days the events span on average, from 2024-01-01 (random gaps between events: the last may fall a day or so later; the export writes a partition per family and day)")
+                   help="days the events span on average, from 2024-01-01 (default: 730; random gaps between "
+                        "events: the last may fall a day or so later; the export writes a partition per family "
+                        "and day)")
     p.add_argument("--out", required=True, type=output_file,
-                   help="JSONL file to write (.gz compresses; missing folders are created; written only if complete)")
+                   help="JSONL file to write (.gz or .bz2 compresses; missing folders are created; written only "
+                        "if complete)")
 
 
 def _run_generate(args: argparse.Namespace) -> int:

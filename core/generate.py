@@ -393,6 +393,6 @@ def generate(path, *, events: int, seed: int = 0, hostile_share: float = 0.01, d
             raise error[0]
         if sink is not raw:
             sink.close()
-    return {"path": str(path), "lines": lines, "seed": seed, "gzip": codec == ".gz", "compression": codec,
+    return {"path": str(path), "lines": lines, "seed": seed, "compression": codec or None,
             "families": families,
             "hostile": hostile, "blank": blank, "duplicates": dup, "unique_events": sum(families.values())}

@@ -139,12 +139,15 @@ def _cell(term, width: int = 80) -> str:
     return text[: width - 1] + "…"
 
 
-def to_table(rows: Rows) -> str:
+def to_table(rows: Rows, *, total: int | None = None) -> str:
+    """``rows`` as an aligned text table; ``total``: how many rows the answer has, when ``rows`` are its first."""
     cells = [[_cell(t) for t in r] for r in rows.rows]
     widths = [max([len(v)] + [len(c[i]) for c in cells]) for i, v in enumerate(rows.variables)]
     line = lambda vals: "  ".join(v.ljust(w) for v, w in zip(vals, widths)).rstrip()
     out = [line(rows.variables), line(["-" * w for w in widths])] + [line(c) for c in cells]
-    out.append(f"({len(rows.rows)} row{'s' if len(rows.rows) != 1 else ''})")
+    n = len(rows.rows)
+    out.append(f"({total} rows, the first {n} shown)" if total is not None and total > n
+               else f"({n} row{'s' if n != 1 else ''})")
     return "\n".join(out) + "\n"
 
 

@@ -713,7 +713,7 @@ class RemoteStore(TripleStore):
     def _refused(self, url: str, code: int) -> str:
         """What to do about a 401 / 403: which credentials went, and where they come from."""
         sent = self._headers.get("Authorization", "").split(" ")[0]
-        how = (f"{'a bearer token' if sent == 'Bearer' else 'basic credentials'} from the environment were sent"
+        how = (f"{'a bearer token from the environment was' if sent == 'Bearer' else 'basic credentials from the environment were'} sent"
                if sent else f"no credentials were sent: set {ENV_TOKEN}, or {ENV_USER} and {ENV_PASSWORD}")
         return f"{url} refused access (HTTP {code}): {how}"
 
