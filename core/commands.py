@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterable
 
 import changeprov.audit_commands as _audit_cmds
 import changeprov.check_commands as _check_cmds
@@ -70,17 +71,38 @@ def print_counts(counts: dict, *, title: str) -> None:
         print(f"  {name:<{width}}  {n:>10,}")
 
 
+def early_days_warning(days: Iterable[str]) -> str | None:
+    """A warning for events dated before 2000: epoch seconds where milliseconds belong map to January
+    1970 (README), which nothing else would point out (ut22).
+
+    >>> early_days_warning(["1970-01-21", "2024-03-05"])[:62]
+    'events dated before 2000 (1 day: 1970-01-21): timestamps in se'
+    >>> early_days_warning(["2024-03-05"]) is None
+    True
+    """
+    early = sorted(d for d in days if d < "2000-01-01")
+    if not early:
+        return None
+    shown = ", ".join(early[:3]) + (", …" if len(early) > 3 else "")
+    return (f"events dated before 2000 ({len(early)} day{'s' if len(early) != 1 else ''}: {shown}): timestamps in "
+            "seconds rather than milliseconds? OpenMetadata and DataHub write epoch milliseconds")
+
+
 def _run_map(args: argparse.Namespace) -> int:
     import json
+    import sys
     from pathlib import Path
 
     from changeprov.mapping.reference import map_to_files
 
-    counts = map_to_files(args.inputs, Path(args.out), Path(args.quarantine), family=args.family).as_dict()
+    counts = map_to_files(args.inputs, Path(args.out), Path(args.quarantine), family=args.family)
     if args.format == "json":
-        print(json.dumps(counts, indent=2))
+        print(json.dumps(counts.as_dict(), indent=2))
     else:
-        print_counts(counts, title=f"reference mapper: {args.out}")
+        print_counts(counts.as_dict(), title=f"reference mapper: {args.out}")
+    warning = early_days_warning(counts.days)
+    if warning:
+        print(f"changeprov map: warning: {warning}", file=sys.stderr)
     return 0
 
 
@@ -172,6 +194,10 @@ def _run_export(args: argparse.Namespace) -> int:
 
             print(f"  replaced the export that was there ({describe_replaced(result.manifest['replaced'])});"
                   " --mode append adds to an export")
+    warning = early_days_warning({m.group(1) for f in result.manifest.get("files", [])
+                                  for m in [re.search(r"/date=(\d{4}-\d{2}-\d{2})/", f)] if m})
+    if warning:
+        print(f"changeprov export: warning: {warning}", file=sys.stderr)
     return 0 if result.counts["balanced"] else 2
 
 

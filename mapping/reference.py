@@ -32,6 +32,7 @@ class Counts:
     quarantined: Counter = field(default_factory=Counter)
     triples: Counter = field(default_factory=Counter)  # distinct triples by attributed family (map_to_files)
     events: int = 0  # distinct event IRIs
+    days: set = field(default_factory=set)  # the UTC days of the triples written (the export's date= partitions)
 
     @property
     def quarantined_total(self) -> int:
@@ -104,6 +105,7 @@ def map_to_files(inputs: Iterable[str], out: str | Path, quarantine: str | Path,
                 runs.add(data, f"{result.day}{result.family}")
         for line, tag in runs.unique():
             counts.triples[tag[10:]] += 1  # tag: YYYY-MM-DD + family
+            counts.days.add(tag[:10])
             counts.events += line.endswith(_EVENT_LINE_END)
             of.write(line)
     return counts

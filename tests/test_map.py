@@ -406,6 +406,20 @@ def test_datahub_aspect_versions_set_changed_and_set_back_in_one_millisecond_are
         (tmp_path / "q.jsonl").read_text())
 
 
+def test_map_warns_of_events_dated_before_2000(tmp_path, capsys):
+    """ut22: a timestamp in seconds maps to January 1970 (documented), and nothing said so."""
+    from changeprov.cli import main
+
+    src = tmp_path / "s.jsonl"
+    src.write_text(om_update("e-a", ms=1_788_249_600) + "\n" + om_update("e-b", event_id="dup-2") + "\n")
+    assert main(["map", str(src), "--out", str(tmp_path / "o.nt"), "--quarantine", str(tmp_path / "q.jsonl")]) == 0
+    assert ("changeprov map: warning: events dated before 2000 (1 day: 1970-01-21): timestamps in seconds rather "
+            "than milliseconds?") in capsys.readouterr().err
+    src.write_text(om_update("e-b", event_id="dup-2") + "\n")
+    assert main(["map", str(src), "--out", str(tmp_path / "o.nt"), "--quarantine", str(tmp_path / "q.jsonl")]) == 0
+    assert "warning" not in capsys.readouterr().err
+
+
 def test_map_line_takes_a_line_as_text_too(shared_dir):
     """ut19 #9: map_line(str) raised TypeError, although it "never raises on bad input"."""
     from changeprov.mapping.mapper import map_line

@@ -266,6 +266,18 @@ def test_missing_input_is_a_clear_error(tmp_path):
     assert main(["export", str(tmp_path / "nope.jsonl"), "--out", str(tmp_path / "o")]) == 2
 
 
+def test_export_warns_of_events_dated_before_2000(spark, tmp_path, capsys):
+    """ut22: a timestamp in seconds maps to January 1970 (documented), and nothing said so."""
+    from changeprov.cli import main
+
+    event = {"id": "s-1", "eventType": "entityCreated", "entityType": "table", "entityId": "t-1",
+             "timestamp": 1_788_249_600, "userName": "alice", "currentVersion": 0.1}
+    (tmp_path / "in.jsonl").write_text(json.dumps(event) + "\n")
+    assert main(["export", str(tmp_path / "in.jsonl"), "--out", str(tmp_path / "o")]) == 0
+    assert ("changeprov export: warning: events dated before 2000 (1 day: 1970-01-21): timestamps in seconds "
+            "rather than milliseconds?") in capsys.readouterr().err
+
+
 def test_spark_that_cannot_start_is_a_clear_error_not_a_stack_trace(tmp_path):
     # its own process: in this one a SparkSession is already running and would be reused
     (tmp_path / "in.jsonl").write_text("\n")
