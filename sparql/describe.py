@@ -13,7 +13,20 @@ from changeprov.sparql.stores import TripleStore
 DESCRIBE_FORMATS = ("turtle", "jsonld", "nt")
 
 
-def describe_triples(store: TripleStore, entity: str, *, notes: list[str] | None = None) -> list[ox.Triple]:
+class Described(list):
+    """The triples of an entity's subgraph, sorted, with ``notes``: what the command line prints on
+    stderr (an FQN that also named a hard-deleted entity, a term also applied as a tag)."""
+
+    def __init__(self, triples, notes: list[str]):
+        super().__init__(triples)
+        self.notes = notes
+
+
+def describe_triples(store: TripleStore, entity: str, *, notes: list[str] | None = None) -> Described:
+    """The provenance subgraph of ``entity`` (FQN, URN or IRI): its events, versions, agents, field
+    changes and lineage edges. Its notes are on the result (``.notes``), and appended to ``notes``
+    too when given (ut19 #10: given no list, they were lost)."""
+    said: list[str] = []
     try:
         rows = run_query(store, get_query("describe"), {"entity": entity})
     except InputError as exc:
@@ -22,20 +35,20 @@ def describe_triples(store: TripleStore, entity: str, *, notes: list[str] | None
         if agent is None:
             raise
         raise InputError(_not_an_entity(store, agent, shown=entity)) from None
-    if notes is not None:
-        notes += rows.notes
+    said += rows.notes
     out = _triples(rows)
     # ut12 #5: an OpenMetadata glossary term (or classification tag) with events of its own is an
     # entity, and applying it makes a tag-reference node with the same FQN; the name describes both
     term = _applied_as_tag(store, entity)
     if term is not None:
         out |= _triples(run_query(store, get_query("describe"), {"entity": term.value}))
-        if notes is not None:
-            notes.append(f"{entity[:120]!r} is also applied as a tag or glossary term ({term.value}): "
-                         "where it was added or removed is described too")
+        said.append(f"{entity[:120]!r} is also applied as a tag or glossary term ({term.value}): "
+                    "where it was added or removed is described too")
     if not out:  # an empty document would read as "this entity has no history"
         raise InputError(_not_an_entity(store, entity))
-    return sorted(out, key=str)
+    if notes is not None:
+        notes += said
+    return Described(sorted(out, key=str), said)
 
 
 def _triples(rows) -> set[ox.Triple]:

@@ -1296,6 +1296,9 @@ def test_an_fqn_dropped_and_re_created_names_the_entity_not_deleted_with_a_note(
     rows = run_query(store, get_query("entity-history"), {"entity": "svc.db.sch.u2"})
     assert [r["event_type"].value for r in rows.dicts()] == ["EntityCreated"]
     assert len(rows.notes) == 1 and "also named 1 hard-deleted entity" in rows.notes[0] and old in rows.notes[0]
+    # ut19 #10: describe's notes were lost unless a list was passed in
+    described = describe_triples(store, "svc.db.sch.u2")
+    assert described and described.notes == rows.notes
     store.close()
     assert main(["query", "entity-history", "--param", "entity=svc.db.sch.u2", "--store", str(tmp_path / "db"),
                  "--format", "csv"]) == 0
