@@ -75,8 +75,8 @@ def map_mcl(obj: dict) -> Graph:
     # the aspect versions belong to the id: a value set, changed and set back in one millisecond by
     # one actor is three events, told apart only by the versions they write
     event = minted("event", MCL, entity_urn, aspect_name, change_type, str(ms), actor or "",
-                   new_text or "", old_text or "", get(obj, "systemMetadata.version", str) or "",
-                   get(obj, "previousSystemMetadata.version", str) or "")
+                   new_text or "", old_text or "", _unchecked(obj, "systemMetadata.version"),
+                   _unchecked(obj, "previousSystemMetadata.version"))
     g = Graph()
     entity = entity_node(g, "entityUrn", entity_urn, asset_type=entity_type)
     agent = actor_node(g, event, "created.actor", actor)
@@ -98,6 +98,16 @@ def map_mcl(obj: dict) -> Graph:
     map_aspect(g, event, entity, entity_urn, change, aspect_name, old=old, new=None if deleting else new,
                deleting=deleting)
     return g
+
+
+def _unchecked(obj: dict, path: str) -> str:
+    """A version for the event id, "" if absent or of the wrong type: it is checked where the export
+    checks it (_aspect_versions, after the URNs), so that a line with two faults gets the same reason
+    in both (rv37 #1)."""
+    try:
+        return get(obj, path, str) or ""
+    except Rejected:
+        return ""
 
 
 def _mcl_lifecycle(aspect: str, deleting: bool, new: Any, old: Any) -> str | None:
