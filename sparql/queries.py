@@ -47,7 +47,7 @@ from changeprov.errors import InputError
 from changeprov.mapping import terms
 from changeprov.mapping.vocab import OM_EVENT, XSD_BOOLEAN, XSD_DECIMAL, XSD_INTEGER
 from changeprov.sparql.formats import display_text, display_value
-from changeprov.sparql.stores import Rows, TripleStore, refuse_service
+from changeprov.sparql.stores import Rows, TripleStore, query_form, refuse_service
 
 OM_USER = "https://w3id.org/changeprov/id/om/user/"
 
@@ -139,6 +139,11 @@ def parse_header(name: str, text: str, path: Path | None = None) -> NamedQuery:
     for check in q.if_rows:
         if check not in ROW_CHECKS:
             raise InputError(f"{name}: unknown if-rows check {check!r}")
+    code = _STRING_IRI_COMMENT.sub(" ", text)
+    unused = [p.name for p in q.params if not re.search(rf"[?$]{re.escape(p.name)}\b", code)]
+    if unused and not q.driver:  # a driver's own parameters (jobs=) are its business
+        raise InputError(f"{name}: parameter(s) {', '.join('?' + n for n in unused)} declared in the header but "
+                         "not used by the query")
     unprojected = [p.name for p in q.params if not _projected(text, p.name)]
     if unprojected:  # pyoxigraph binds only projected variables (ut22 M4: its own words were the error)
         raise InputError(f"{name}: parameter(s) {', '.join('?' + n for n in unprojected)} must be in the SELECT "
@@ -148,20 +153,57 @@ def parse_header(name: str, text: str, path: Path | None = None) -> NamedQuery:
 
 
 def _projected(text: str, name: str) -> bool:
-    """Whether the first SELECT's list (the outer query's) names ``?name``, or is ``*``, or the query
-    does not use it (a driver's parameter); a query without SELECT (ASK, CONSTRUCT) binds any variable.
+    """Whether the outer SELECT's list names ``?name``, or is ``*``, or the query does not use it (a
+    driver's parameter); an ASK or CONSTRUCT query takes any (as a VALUES block, stores.EmbeddedStore).
 
     >>> _projected("# x\\nSELECT ?a (COUNT(?b) AS ?n) WHERE { ?a ?p ?b }", "a"), _projected("SELECT ?a { ?a ?p ?b }", "b")
     (True, False)
+    >>> _projected('SELECT (CONCAT("{", ?t) AS ?s) ?b WHERE { ?a ?p ?b }', "b")  # a brace in a string
+    True
+    >>> _projected("SELECT ?a # ?b\\n(?b * 2 AS ?m) WHERE { ?a ?p ?b }", "b")  # a comment, a product
+    False
     """
-    code = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
+    code = _STRING_IRI_COMMENT.sub(" ", text)
     if not re.search(rf"[?$]{re.escape(name)}\b", code):
+        return True
+    try:
+        if query_form(text) != "SELECT":
+            return True
+    except InputError:  # not a query: the engine says what is wrong with it
         return True
     m = re.search(r"\bSELECT\b(.*?)(\bWHERE\b|\{)", code, re.IGNORECASE | re.DOTALL)
     if not m:
         return True
-    head = m.group(1)
-    return "*" in head or re.search(rf"[?$]{re.escape(name)}\b", head) is not None
+    head = re.sub(r"^\s*(DISTINCT|REDUCED)\b", "", m.group(1), flags=re.IGNORECASE).strip()
+    return head == "*" or name in _select_vars(head)
+
+
+def _select_vars(head: str) -> set[str]:
+    """The variables a SELECT list returns: ``?v`` and ``(… AS ?v)``, not those inside an expression.
+
+    >>> sorted(_select_vars("?a (COUNT(?b) AS ?n) (?c * 2 AS ?d)"))
+    ['a', 'd', 'n']
+    """
+    out, depth, alias = set(), 0, False
+    for m in re.finditer(r"\(|\)|[?$]\w+|\bAS\b", head, re.IGNORECASE):
+        token = m.group(0)
+        if token == "(":
+            depth += 1
+        elif token == ")":
+            depth -= 1
+        elif token.upper() == "AS":
+            alias = depth == 1
+        else:
+            if depth == 0 or alias:
+                out.add(token[1:])
+            alias = False
+    return out
+
+
+#: what can hold the words SELECT, WHERE, "{", "*" or a variable without being query text: string
+#: literals (long ones first), IRIs (no spaces: "?a < ?b" is a comparison) and comments
+_STRING_IRI_COMMENT = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\''
+                                 r'|<[^<>"{}|^`\\\s]*>|#[^\n]*')
 
 
 def _queries_dir():
@@ -882,11 +924,28 @@ def _no_creation(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Liter
             "`changeprov describe`)"]
 
 
+_SPAN = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+         "SELECT ?entity (COUNT(?event) AS ?n) (MIN(?time) AS ?first) (MAX(?time) AS ?last) WHERE {\n#@bindings\n"
+         "?event om:affectsEntity ?entity ; om:timestamp ?time } GROUP BY ?entity\n")
+
+
+def _outside_window(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Literal]) -> list[str]:
+    """An entity with events, none in the window asked (rv37 #7): not 'nothing ever happened'."""
+    if "since" not in bound and "until" not in bound:
+        return []
+    rows = store.select(_SPAN, {"entity": bound["entity"]}).rows
+    if not rows or rows[0][1] is None or int(rows[0][1].value) == 0:
+        return []
+    _, n, first, last = rows[0]
+    return [f"the entity has {int(n.value):,} event(s), from {display_text(first)} to {display_text(last)}, "
+            "none between since and until"]
+
+
 #: ``# if-empty: NAME`` checks: (store, bound parameters) → notes explaining an empty answer
 EMPTY_CHECKS = {"unversioned": _unversioned_or_unknown, "unchanged-field": _unchanged_field,
                 "impersonations": _impersonations, "column-lineage": _column_lineage,
                 "hard-deleted": _hard_deleted, "not-a-job": _not_a_job, "not-a-dataset": _not_a_dataset,
-                "no-creation": _no_creation}
+                "no-creation": _no_creation, "window": _outside_window}
 
 
 _CATEGORY = re.compile(r"[A-Z][A-Z_]*")
@@ -918,6 +977,10 @@ _SKEWED = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
            "?v prov:wasGeneratedBy ?g . ?g om:timestamp ?other_time .\n"
            "FILTER(?other_time > ?time && COALESCE(?other_time <= ?as_of, true))\n"
            "FILTER NOT EXISTS { ?event om:affectsEntity ?v }\n"
+           # a DataHub entity created again numbers its versions from 1 again: the version's other
+           # generator may be the next life's, after a hard delete (rv37 #2)
+           "FILTER NOT EXISTS { ?gone om:affectsEntity ?entity ; om:lifecycleChange om:HardDeleted ;\n"
+           "  om:timestamp ?t9 FILTER(?t9 >= ?time && ?t9 <= ?other_time) }\n"
            "OPTIONAL { ?event om:aspectName ?aspect }\n"
            "} ORDER BY ?time LIMIT 3\n")
 

@@ -341,6 +341,10 @@ class EmbeddedStore(TripleStore):
 
     def _query(self, query: str, bindings):
         try:
+            if bindings and query_form(query) != "SELECT":
+                # pyoxigraph 0.5 substitutes only variables a SELECT returns: an ASK or CONSTRUCT query
+                # file takes its parameters as an endpoint does, a VALUES block at #@bindings (rv37 #4)
+                return self._live().query(with_values(query, bindings))
             return self._live().query(query, substitutions=self._subs(bindings))
         except SyntaxError as exc:
             raise sparql_syntax_error(str(exc), query) from None
