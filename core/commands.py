@@ -154,7 +154,7 @@ def _run_export(args: argparse.Namespace) -> int:
     import sys
 
     from changeprov.errors import InputError
-    from changeprov.spark.job import export, outside_output, resolve_inputs
+    from changeprov.spark.job import export, outside_output, read_before, refuse_if_busy, resolve_inputs
     from changeprov.spark.session import evaluation_conf, get_session
 
     conf = {}
@@ -169,9 +169,15 @@ def _run_export(args: argparse.Namespace) -> int:
         print(f"[export] {msg}", file=sys.stderr, flush=True)
 
     _check_local_out(args.out)
+    refuse_if_busy(args.out)
     inputs, own = outside_output(resolve_inputs(args.inputs), args.out)
     if own:
         progress(f"skipping {own} file(s) under --out {args.out} (an export's own manifest and quarantine)")
+    again = read_before(args.out, inputs) if args.mode == "append" else []
+    if again:
+        progress(f"warning: {len(again)} input(s) an earlier run of this export read already ({again[0]}"
+                 + (", …" if len(again) > 1 else "") + "): their triples are written again (a store holds each "
+                 "once) and their lines and quarantine records counted again")
     conf = {**evaluation_conf(inputs), **conf}
 
     from pyspark.sql import SparkSession

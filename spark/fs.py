@@ -138,6 +138,17 @@ class FileSystem:
             found = [str(s.getPath().getName()) for s in self._fs.listStatus(p)] if self._fs.exists(p) else []
         return sorted(n for n in found if not (n.startswith(".") and n.endswith(".crc")))
 
+    def sizes(self, *parts: str) -> dict[str, int]:
+        """The files of a folder with their sizes in bytes ({} if there is none), as ``names`` lists them."""
+        if self.local is not None:
+            p = self._os(parts)
+            found = {e.name: e.stat().st_size for e in os.scandir(p) if e.is_file()} if p.is_dir() else {}
+        else:
+            p = self.path(*parts)
+            found = ({str(s.getPath().getName()): int(s.getLen()) for s in self._fs.listStatus(p) if s.isFile()}
+                     if self._fs.exists(p) else {})
+        return {n: size for n, size in sorted(found.items()) if not (n.startswith(".") and n.endswith(".crc"))}
+
     def write_bytes(self, name: str, data: bytes) -> None:
         stream = self._fs.create(self.path(name), True)
         try:

@@ -33,7 +33,7 @@ from pyspark.sql import functions as F
 
 from changeprov import __version__
 from changeprov.errors import InputError, SparkError
-from changeprov.exportlayout import LOCK, alive, lock_fields, run_ids, written_by_a_run
+from changeprov.exportlayout import LOCK, alive, lock_fields, lock_holder, run_ids, written_by_a_run
 from changeprov.mapping.decode import BOM, BOM_DETAIL, RAW_LIMIT, REASONS
 from changeprov.mapping.vocab import rules
 from changeprov.ontology import VERSION_IRI
@@ -379,10 +379,36 @@ def acquire_lock(fs: FileSystem, out: str, run_id: str, *,
     if not held:
         raise InputError(f"{out.rstrip('/')}/{LOCK} cannot be read (another export is writing it, or one died "
                          "while writing it): if no export is running into this folder, delete it")
-    raise InputError(
+    raise _busy(held, out)
+
+
+def _busy(held: dict, out: str) -> InputError:
+    return InputError(
         f"another export (run {str(held.get('run_id'))[:12]}, pid {held.get('pid')} on {held.get('host')}, started "
         f"{_shown(held.get('started'))}) is writing into {out}: let it finish; if it is not running any more, delete "
         f"{out.rstrip('/')}/{LOCK}")
+
+
+def refuse_if_busy(out: str) -> None:
+    """Refuse a local ``out`` that another running export holds before Spark starts: the run itself
+    refuses only once its session is up (~20 s, and a second JVM, ut23 #8)."""
+    local = local_out(out)
+    held = lock_holder(local) if local is not None else None
+    if held and held.get("pid") != os.getpid():  # this pid's own: an earlier life of it (acquire_lock)
+        raise _busy(held, out)
+
+
+def read_before(out: str, inputs: Sequence[str]) -> list[str]:
+    """The ``inputs`` that a committed run of the local export ``out`` read already: appended again,
+    their triples are written twice (a store holds them once) and their lines counted twice (ut23 #5)."""
+    local = local_out(out)
+    try:
+        manifest = json.loads((local / "manifest.json").read_text("utf-8")) if local is not None else {}
+        runs = [manifest, *manifest.get("previous_runs", [])]
+        seen = {i for run in runs for i in run.get("inputs") or [] if isinstance(i, str)}
+    except (OSError, ValueError, AttributeError, TypeError):
+        return []
+    return sorted(set(inputs) & seen)
 
 
 def _took_over(held: dict, *, same_pid: bool) -> str:
@@ -765,24 +791,27 @@ def _commit(spark, fs: FileSystem, staging: str, *, mode: str, compress: str, ru
                 for name in fs.names(staging, "kind=t", source, date):
                     fs.move((staging, "kind=t", source, date, name), ("triples", source, date, name))
     committed = [n for n in fs.names("triples") if n.startswith("part-")]
-    written: list[str] = []
+    written: dict[str, int] = {}
     for source in fs.names("triples"):  # name this run's files: part-NNNNN.nt (append: part-<run>-NNNNN.nt)
         for date in fs.names("triples", source):
             where = ("triples", source, date)
-            names = fs.names(*where)
-            committed += [name for name in names if name.startswith("part-")]
-            fresh = [name for name in names if _spark_part(name)]
+            sizes = fs.sizes(*where)
+            committed += [name for name in sizes if name.startswith("part-")]
+            fresh = [name for name in sizes if _spark_part(name)]
             for i, name in enumerate(fresh):
                 fs.move((*where, name), (*where, f"{prefix}-{i:05d}{suffix}"))
-                written.append(f"triples/{source}/{date}/{prefix}-{i:05d}{suffix}")
+                written[f"triples/{source}/{date}/{prefix}-{i:05d}{suffix}"] = sizes[name]
     if not committed:
         # No line mapped: one empty file, as Spark writes for an empty output, so that the export is
         # still a valid (empty) graph to a strict checker, which refuses a folder with no files
         fs.mkdirs("triples")
-        fs.write_bytes(f"triples/{prefix}-00000{suffix}", gzip.compress(b"", mtime=0) if compress == "gzip" else b"")
-        written.append(f"triples/{prefix}-00000{suffix}")
-    # the part files this run wrote, so that `load` can tell a missing or added file (sparql.loader)
+        empty = gzip.compress(b"", mtime=0) if compress == "gzip" else b""
+        fs.write_bytes(f"triples/{prefix}-00000{suffix}", empty)
+        written[f"triples/{prefix}-00000{suffix}"] = len(empty)
+    # the part files this run wrote and their sizes, so that `load` can tell a missing, added or
+    # changed file (sparql.loader; ut23 #1: a file cut short by a copy loaded without a word)
     manifest["files"] = sorted(written)
+    manifest["file_bytes"] = dict(sorted(written.items()))
     fs.mkdirs("quarantine")
     if quarantine_rows is not None:
         q_staging = f"{staging}/quarantine"
@@ -795,7 +824,7 @@ def _commit(spark, fs: FileSystem, staging: str, *, mode: str, compress: str, ru
         previous = json.loads(fs.read_text("manifest.json"))
         manifest["previous_runs"] = previous.get("previous_runs", []) + [
             {k: previous.get(k) for k in ("run_id", "started", "finished", "inputs", "mode", "family", "compress",
-                                          "counts", "files")}]
+                                          "counts", "files", "file_bytes")}]
     fs.delete(staging)
     manifest["finished"] = _iso(time.time())
     fs.write_text("manifest.json", json.dumps(manifest, indent=2, sort_keys=True) + "\n")

@@ -84,9 +84,14 @@ def committed_partitions(export_dir: str | Path) -> list[Path]:
     leftovers = sorted(str(p.relative_to(root)) for p in root.rglob("*")
                        if p.name.startswith(LEFTOVER_PREFIXES) and p.relative_to(root).parts[0] != writing)
     if leftovers:
+        committed = (root / "_SUCCESS").is_file()
         raise InputError(f"{root} holds leftovers of an unfinished or killed export run: "
-                         f"{', '.join(leftovers[:5])}{' …' if len(leftovers) > 5 else ''}; "
-                         "re-run the export (or remove them once you know the run is dead)")
+                         f"{', '.join(leftovers[:5])}{' …' if len(leftovers) > 5 else ''}; re-run the export, which "
+                         "removes them (an --mode append run of an empty file is enough)"
+                         + ("; or remove them once you know the run is dead" if committed else
+                            # ut23 #6: removing them did not help after a kill during the commit
+                            ": the run died while committing and took _SUCCESS away, so only a run that commits "
+                            "makes the folder loadable again"))
     if not (root / "_SUCCESS").is_file():
         raise InputError(f"{root} has no _SUCCESS marker: the export is not committed (still running, "
                          "killed, or not an export folder); refusing to load a partial export")
@@ -197,8 +202,8 @@ def _located(exc: NTriplesSyntaxError, files: list[Path], root: Path) -> InputEr
 def manifest_warnings(root: Path, files: list[Path], *, before: int, after: int) -> list[str]:
     """What about a loaded export does not agree with its ``manifest.json`` (ut7a #10, ut7b #6): no
     manifest, part files no run of it wrote or that it lists and are gone (each run lists its files;
-    an older manifest without the lists is checked by file names), or, for a one-run export loaded
-    into an empty store, a triple count other than the run's. Each means the files were changed after
+    an older manifest without the lists is checked by file names), files of another size than their
+    run wrote, or, for a one-run export loaded into an empty store, a triple count other than the run's. Each means the files were changed after
     the run; the load itself stands."""
     path = root / "manifest.json"
     try:
@@ -228,6 +233,15 @@ def manifest_warnings(root: Path, files: list[Path], *, before: int, after: int)
     if missing:
         warnings.append(f"{len(missing)} part file(s) that manifest.json lists are missing: "
                         + ", ".join(missing[:5]) + (" …" if len(missing) > 5 else ""))
+    # each run's file sizes (exports since stop 36): a file cut short by a copy or edited, whatever
+    # the store held before and however many runs the folder has (ut23 #1)
+    sizes = {name: size for r in runs if isinstance(r.get("file_bytes"), dict)
+             for name, size in r["file_bytes"].items()}
+    changed = sorted(p.relative_to(root).as_posix() for p in files
+                     if sizes.get(p.relative_to(root).as_posix(), p.stat().st_size) != p.stat().st_size)
+    if changed:
+        warnings.append(f"{len(changed)} part file(s) differ in size from what their run wrote (cut short by a "
+                        "copy, or edited): " + ", ".join(changed[:5]) + (" …" if len(changed) > 5 else ""))
     if before == 0 and len(runs) == 1 and isinstance(counted, int) and after != counted:
         warnings.append(f"the store holds {after:,} triples, the export run of manifest.json wrote {counted:,}: "
                         "its part files were changed, added or removed after the run")
@@ -382,7 +396,9 @@ def load_export(store: TripleStore, export_dir: str | Path,
     after = store.count()
     store.unmark_loading()  # whole: compaction only makes lookups faster
     optimize_seconds = None
-    if optimize and store.compacts and after != before:
+    # also when nothing was new: bulk_load wrote a full set of index files all the same, and a nightly
+    # reload of a whole export doubled the store's size until the next load that added triples (ut23 #3)
+    if optimize and store.compacts and bytes_read:
         progress(f"loaded {after - before:,} new triples in {time.monotonic() - started:.2f} s; compacting the indexes")
         began = time.monotonic()
         store.optimize()

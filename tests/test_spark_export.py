@@ -151,6 +151,11 @@ def test_overwrite_is_idempotent_and_append_adds_only_new_partitions(spark, mixe
         [line for k, v in first.items() for line in v.decode("utf-8").splitlines()])
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["mode"] == "append" and len(manifest["previous_runs"]) == 1
+    # ut23 #5: appending an input a run read already is said before Spark starts
+    from changeprov.spark.job import read_before
+
+    assert read_before(str(out), resolve_inputs([str(more), str(path)])) == sorted(resolve_inputs([str(more), str(path)]))
+    assert read_before(str(tmp_path / "no-export"), ["file:///x.jsonl"]) == []
     assert (out / "_SUCCESS").exists()
     # each run lists the part files it wrote, so that load tells a missing or added one (ut7b #6)
     listed = [set(r["files"]) for r in (manifest, *manifest["previous_runs"])]
@@ -166,6 +171,13 @@ def test_overwrite_is_idempotent_and_append_adds_only_new_partitions(spark, mixe
     assert manifest_warnings(out, committed_partitions(out), before=0, after=0) == [
         f"1 part file(s) that no run of manifest.json wrote: {stray.relative_to(out).as_posix()}",
         f"1 part file(s) that manifest.json lists are missing: {gone}"]
+    # ut23 #1: a file cut short by a copy, in a folder of several runs loaded into any store
+    assert all(set(r["file_bytes"]) == set(r["files"]) for r in (manifest, *manifest["previous_runs"]))
+    cut = out / sorted(listed[0])[0]
+    cut.write_bytes(cut.read_bytes()[:-1])
+    assert manifest_warnings(out, committed_partitions(out), before=10, after=10)[-1] == (
+        f"1 part file(s) differ in size from what their run wrote (cut short by a copy, or edited): "
+        f"{sorted(listed[0])[0]}")
 
 
 def test_a_run_that_dies_while_committing_leaves_no_success_marker(spark, mixed_log, mixed_export, tmp_path,
@@ -641,6 +653,11 @@ def test_an_export_refuses_a_folder_another_export_is_writing(spark, tmp_path):
         with pytest.raises(InputError, match=r"another export \(run aaaaaaaaaaaa, pid \d+ on .*\) is writing into "
                                              r".*: let it finish; if it is not running any more, delete .*_export.lock"):
             acquire_lock(fs, str(tmp_path / "out"), "b" * 32)
+        # ut23 #8: the command refuses before Spark starts, not after a second JVM's ~20 s
+        from changeprov.spark.job import refuse_if_busy
+
+        with pytest.raises(InputError, match=r"another export \(run aaaaaaaaaaaa"):
+            refuse_if_busy(str(tmp_path / "out"))
     finally:
         running.kill()
         running.wait()
