@@ -12,7 +12,8 @@ from changeprov.store_commands import _store_args
 AUDIT_EPILOG = """\
 Exit codes: 0 = no findings (of --fail-on's severity or higher), 1 = findings were reported (normal for
 real logs: the bundled corpus has deletions, PII tags, an impersonated change, bot activity, ... so
-auditing it exits 1; a nightly job that should fail only on breakage takes --fail-on high), 2 = error.
+auditing it exits 1; a nightly job that should fail only on breakage takes --fail-on high, and on a store
+that grows --baseline with yesterday's JSON report, so that only new findings count), 2 = error.
 The report is written even when the exit code is 1."""
 
 #: --fail-on: the findings that make the exit code 1
@@ -35,6 +36,10 @@ def configure_audit(p: argparse.ArgumentParser) -> None:
     p.add_argument("--fail-on", choices=list(FAIL_ON), default="low",
                    help="exit 1 when a finding of this severity or higher is reported (default: low, i.e. any; "
                         "never: exit 0 whatever the findings)")
+    p.add_argument("--baseline", metavar="REPORT.json",
+                   help="an earlier `audit --format json` report: only findings it does not have count for "
+                        "--fail-on (the report marks them new), and stderr says how many are new and gone; for "
+                        "a nightly audit of a store that grows, yesterday's report")
     p.add_argument("--tag-pattern", metavar="REGEX",
                    help="case-insensitive regex on tag / term names that marks classification or PII tags "
                         "(default: see audit-sensitive-tags.rq)")
@@ -44,10 +49,19 @@ def configure_audit(p: argparse.ArgumentParser) -> None:
 def run_audit(args: argparse.Namespace) -> int:
     import json
 
+    from changeprov.errors import InputError
     from changeprov.mapping.inputs import replaced_on_success
+    from changeprov.sparql.audit import compare
     from changeprov.sparql.audit import run_audit as audit_store
     from changeprov.sparql.audit_html import render_html
     from changeprov.sparql.stores import store_from_args
+
+    baseline = None
+    if args.baseline:  # read first: a bad one fails before the audit runs
+        try:
+            baseline = json.loads(Path(args.baseline).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise InputError(f"--baseline {args.baseline}: cannot read it as a JSON report: {exc}") from None
 
     # the report file is opened before the audit runs: a bad location fails at once, and a failed
     # run leaves no partial report (missing folders are created, as map and generate do)
@@ -55,8 +69,16 @@ def run_audit(args: argparse.Namespace) -> int:
         with store_from_args(args, read_only=True) as store:
             report = audit_store(store, since=args.since, until=args.until, bot_pattern=args.bot_pattern,
                                  tag_pattern=args.tag_pattern)
-        text = (json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n" if args.format == "json"
-                else render_html(report))
+        compared = compare(report, baseline) if baseline is not None else None
+        data = report.to_dict()
+        if compared is not None:
+            new = {id(f) for f in compared.new}
+            for record, finding in zip(data["findings"], report.findings):
+                record["new"] = id(finding) in new
+            data["baseline"] = {"report": args.baseline, "new": len(compared.new), "known": len(compared.known),
+                                "gone": compared.gone}
+        text = (json.dumps(data, indent=2, ensure_ascii=False) + "\n" if args.format == "json"
+                else render_html(report, new=compared.new if compared is not None else None))
         if out is None:
             sys.stdout.write(text)
         else:
@@ -65,4 +87,9 @@ def run_audit(args: argparse.Namespace) -> int:
     summary = ", ".join(f"{k} {n}" for k, n in counts.items()) or "none"
     where = "" if args.out == "-" else f" → {args.out}"
     print(f"audit: {len(report.findings)} finding(s) ({summary}){where}", file=sys.stderr)
-    return 1 if any(f.severity in FAIL_ON[args.fail_on] for f in report.findings) else 0
+    counted = report.findings
+    if compared is not None:
+        counted = compared.new
+        print(f"audit: {len(compared.new)} new since {args.baseline}, {len(compared.known)} known, "
+              f"{len(compared.gone)} gone", file=sys.stderr)
+    return 1 if any(f.severity in FAIL_ON[args.fail_on] for f in counted) else 0

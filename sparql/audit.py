@@ -14,6 +14,7 @@ from typing import Iterable
 
 import pyoxigraph as ox
 
+from changeprov.errors import InputError
 from changeprov.mapping import terms
 from changeprov.sparql.formats import display_datetime, display_text
 from changeprov.sparql.queries import get_query, parse_time, run_query, user_name
@@ -153,6 +154,35 @@ class AuditReport:
             "findings": [{**asdict(f), "severity": f.severity} for f in self.findings],
             "lineage": asdict(self.lineage) if self.lineage else None,
         }
+
+
+@dataclass
+class Comparison:
+    """A report against an earlier one (``audit --baseline``): which findings are new since it."""
+    new: list[Finding]
+    known: list[Finding]
+    #: the earlier report's findings that this one no longer has (their JSON records)
+    gone: list[dict]
+
+
+def _key(kind, time, entity, summary) -> tuple:
+    return (kind, time, entity, summary)
+
+
+def compare(report: AuditReport, baseline: dict) -> Comparison:
+    """Split ``report``'s findings into new and known by an earlier report's JSON (``to_dict``): a
+    finding is known when one of the same kind, time, entity and summary is in it. A nightly audit of
+    a store that grows fails on what last night added, including late lines dated earlier, which a
+    --since window by event time misses (ut23 #2)."""
+    try:
+        records = [f for f in baseline["findings"] if isinstance(f, dict)]
+        before = {_key(f.get("kind"), f.get("time"), f.get("entity"), f.get("summary")): f for f in records}
+    except (KeyError, TypeError):
+        raise InputError("the baseline is not an audit report (changeprov audit --format json)") from None
+    now = {_key(f.kind, f.time, f.entity, f.summary) for f in report.findings}
+    new = [f for f in report.findings if _key(f.kind, f.time, f.entity, f.summary) not in before]
+    known = [f for f in report.findings if _key(f.kind, f.time, f.entity, f.summary) in before]
+    return Comparison(new, known, [f for k, f in before.items() if k not in now])
 
 
 # ----------------------------------------------------------------------------- running the queries

@@ -27,7 +27,7 @@ h2{font-size:17px;margin:0 0 10px}h3{font-size:15px;margin:14px 0 6px}
 table{border-collapse:collapse;width:100%;font-size:13px}th,td{text-align:left;padding:4px 8px;
 border-bottom:1px solid #eceff3;vertical-align:top}th{background:#f0f2f5}
 .sev{display:inline-block;border-radius:10px;padding:0 8px;font-size:12px;color:#fff}
-.sev-high{background:#c0392b}.sev-medium{background:#d68910}.sev-low{background:#5d6d7e}
+.sev-high{background:#c0392b}.sev-medium{background:#d68910}.sev-low{background:#5d6d7e}.sev-new{background:#1f6feb}
 .ev a{font-family:ui-monospace,Menlo,monospace;font-size:12px;margin-right:6px}
 .muted{color:#6b7685}.name{word-break:break-all}svg text{font-family:system-ui,sans-serif}
 .charts{display:flex;flex-wrap:wrap;gap:24px}.bar:hover{fill:#e67e22}
@@ -212,12 +212,16 @@ def lineage_svg(lineage: Lineage, *, svg_id: str = "lineage-graph") -> str:
 # ----------------------------------------------------------------------------- the page
 
 
-def _finding_rows(findings: list[Finding]) -> str:
+def _finding_rows(findings: list[Finding], new: set[int] | None = None) -> str:
+    """Table rows; with ``new`` (ids of the findings a baseline lacks) those come first, marked."""
+    if new is not None:
+        findings = sorted(findings, key=lambda f: id(f) not in new)
     rows = []
     for f in findings[:MAX_FINDINGS_SHOWN]:
         entity = (f'<a class="name" href="{_e(f.entity)}">{_e(short_name(f.entity_name))}</a>'
                   if f.entity else '<span class="muted">–</span>')
-        rows.append(f"<tr><td>{_e(f.time)}</td><td>{entity}</td><td>{_e(f.summary)}</td>"
+        mark = '<span class="sev sev-new">new</span> ' if new is not None and id(f) in new else ""
+        rows.append(f"<tr><td>{_e(f.time)}</td><td>{entity}</td><td>{mark}{_e(f.summary)}</td>"
                     f'<td class="ev">{_event_links(f.events)}</td></tr>')
     if len(findings) > MAX_FINDINGS_SHOWN:
         rows.append(f'<tr><td colspan="4" class="muted">{len(findings) - MAX_FINDINGS_SHOWN} more findings '
@@ -225,7 +229,9 @@ def _finding_rows(findings: list[Finding]) -> str:
     return "".join(rows)
 
 
-def render_html(report: AuditReport) -> str:
+def render_html(report: AuditReport, *, new: list[Finding] | None = None) -> str:
+    """The report as one self-contained page; ``new``: the findings an earlier report lacks (--baseline)."""
+    new_ids = {id(f) for f in new} if new is not None else None
     counts = report.counts()
     total_events = sum(c for _, _, c in report.activity)
     window = f"{report.since or 'the beginning'} … {report.until or 'now'}"
@@ -237,7 +243,8 @@ def render_html(report: AuditReport) -> str:
            '<meta name="viewport" content="width=device-width, initial-scale=1">',
            f"<title>changeprov audit — {_e(window)}</title><style>{CSS}</style></head><body>",
            f"<header><h1>changeprov audit</h1><p>{_e(report.store)} · window {_e(window)} · generated "
-           f"{_e(report.generated_at)} · {total_events} event(s) · {len(report.findings)} finding(s)</p></header>",
+           f"{_e(report.generated_at)} · {total_events} event(s) · {len(report.findings)} finding(s)"
+           + (f", {len(new)} new since the baseline" if new is not None else "") + "</p></header>",
            "<main>"]
     # summary
     out.append('<section id="summary"><h2>Findings by kind</h2><table><tr><th>kind</th><th>severity</th>'
@@ -277,7 +284,7 @@ def render_html(report: AuditReport) -> str:
                    f'<p class="muted">{_e(meta.description)}</p>'
                    f'<button type="button" data-toggle="table-{kind}">show / hide</button>'
                    f'<table id="table-{kind}"><tr><th>time</th><th>entity</th><th>finding</th>'
-                   f"<th>evidence (event IRIs)</th></tr>{_finding_rows(found)}</table></section>")
+                   f"<th>evidence (event IRIs)</th></tr>{_finding_rows(found, new_ids)}</table></section>")
     out.append("</main>")
     # the data behind the page, for tools (inert: type application/json is never executed)
     data = json.dumps(report.counts(), sort_keys=True).replace("</", "<\\/")

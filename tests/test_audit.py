@@ -633,6 +633,47 @@ def test_a_datahub_hard_delete_removes_no_edge_and_no_tag_beside_its_deletion(tm
     assert [f.summary.split(" to ")[0] for f in report.of_kind("sensitive-tag")] == ["tag urn:li:tag:PII added"]
 
 
+def test_a_nightly_audit_with_a_baseline_fails_on_what_the_night_added(tmp_path, capsys):
+    """ut23 #2: on a store that grows, --fail-on high failed every night for an old finding, and a
+    --since window by event time missed what a late file added (dated days before)."""
+    t, day = 1_704_139_200_000, 86_400_000
+    lineage = lambda up: {"upstreams": [{"dataset": up, "type": "TRANSFORMED"}]}  # noqa: E731
+
+    def deleted_with_a_dependent(name: str, at: int) -> list[dict]:
+        src, dst = DS(f"hive,db.{name}"), DS(f"hive,db.{name}_copy")
+        return [_mcl(dst, "upstreamLineage", lineage(src), at),
+                *_hard_delete(src, at + day, {"datasetKey": {"name": f"db.{name}"}})]
+
+    nights = [deleted_with_a_dependent("a", t),
+              [_mcl(DS("hive,db.c"), "globalTags", {"tags": []}, t + 5 * day)],
+              deleted_with_a_dependent("late", t - 3 * day)]  # a late file: events days before night 1
+    events, codes, reports = [], [], []
+    for n, night in enumerate(nights):
+        events += night
+        (tmp_path / f"n{n}").mkdir()
+        db = _mapped_store(events, tmp_path / f"n{n}")
+        report = tmp_path / f"n{n}.json"
+        baseline = ["--baseline", str(reports[-1])] if reports else []
+        codes.append(main(["audit", "--store", str(db), "--format", "json", "--out", str(report),
+                           "--fail-on", "high", *baseline]))
+        reports.append(report)
+    assert codes == [1, 0, 1], "night 2 added no high finding; night 3's late file did"
+    last = json.loads(reports[-1].read_text())
+    new = [f for f in last["findings"] if f["new"]]
+    assert [(f["kind"], f["entity"]) for f in new if f["severity"] == "high"] == [
+        ("deletion-with-dependents", DS("hive,db.late"))]
+    assert last["baseline"]["new"] == len(new) and last["baseline"]["known"] == len(last["findings"]) - len(new)
+    assert "new since" in capsys.readouterr().err
+    html = tmp_path / "n2.html"
+    assert main(["audit", "--store", str(tmp_path / "n2" / "db"), "--out", str(html), "--fail-on", "high",
+                 "--baseline", str(reports[1])]) == 1
+    page = html.read_text()
+    assert f", {len(new)} new since the baseline</p>" in page and page.count('<span class="sev sev-new">new</span>') == len(new)
+    (tmp_path / "not-a-report.json").write_text("[1]")
+    assert main(["audit", "--store", str(tmp_path / "n2" / "db"), "--baseline", str(tmp_path / "not-a-report.json"),
+                 "--format", "json"]) == 2
+
+
 def test_each_missing_datahub_aspect_version_is_its_own_gap(tmp_path):
     """rv35 #2: a DataHub gap's version text names only the aspect, so versions 2 and 4 of one aspect,
     missing a day apart, were one finding at the first."""
