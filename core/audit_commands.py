@@ -60,8 +60,9 @@ def run_audit(args: argparse.Namespace) -> int:
     if args.baseline:  # read first: a bad one fails before the audit runs
         try:
             baseline = json.loads(Path(args.baseline).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise InputError(f"--baseline {args.baseline}: cannot read it as a JSON report: {exc}") from None
+        except (OSError, ValueError, RecursionError) as exc:  # RecursionError: nested too deep
+            raise InputError(f"--baseline {args.baseline}: cannot read it as a JSON report: "
+                             f"{exc if not isinstance(exc, RecursionError) else 'nested too deep'}") from None
 
     # the report file is opened before the audit runs: a bad location fails at once, and a failed
     # run leaves no partial report (missing folders are created, as map and generate do)
@@ -69,14 +70,15 @@ def run_audit(args: argparse.Namespace) -> int:
         with store_from_args(args, read_only=True) as store:
             report = audit_store(store, since=args.since, until=args.until, bot_pattern=args.bot_pattern,
                                  tag_pattern=args.tag_pattern)
-        compared = compare(report, baseline) if baseline is not None else None
+        compared = compare(report, baseline) if args.baseline else None
         data = report.to_dict()
         if compared is not None:
             new = {id(f) for f in compared.new}
             for record, finding in zip(data["findings"], report.findings):
                 record["new"] = id(finding) in new
             data["baseline"] = {"report": args.baseline, "new": len(compared.new), "known": len(compared.known),
-                                "gone": compared.gone}
+                                "changed": len(compared.changed), "gone": compared.gone,
+                                "warnings": compared.warnings}
         text = (json.dumps(data, indent=2, ensure_ascii=False) + "\n" if args.format == "json"
                 else render_html(report, new=compared.new if compared is not None else None))
         if out is None:
@@ -90,6 +92,8 @@ def run_audit(args: argparse.Namespace) -> int:
     counted = report.findings
     if compared is not None:
         counted = compared.new
-        print(f"audit: {len(compared.new)} new since {args.baseline}, {len(compared.known)} known, "
-              f"{len(compared.gone)} gone", file=sys.stderr)
+        print(f"audit: {len(compared.new)} new since {args.baseline}, {len(compared.known)} known "
+              f"({len(compared.changed)} with another text), {len(compared.gone)} gone", file=sys.stderr)
+        for warning in compared.warnings:
+            print(f"changeprov audit: warning: {warning}", file=sys.stderr)
     return 1 if any(f.severity in FAIL_ON[args.fail_on] for f in counted) else 0

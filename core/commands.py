@@ -175,9 +175,9 @@ def _run_export(args: argparse.Namespace) -> int:
         progress(f"skipping {own} file(s) under --out {args.out} (an export's own manifest and quarantine)")
     again = read_before(args.out, inputs) if args.mode == "append" else []
     if again:
-        progress(f"warning: {len(again)} input(s) an earlier run of this export read already ({again[0]}"
-                 + (", …" if len(again) > 1 else "") + "): their triples are written again (a store holds each "
-                 "once) and their lines and quarantine records counted again")
+        progress(f"warning: an earlier run of this export read {len(again)} file(s) of these paths ({again[0]}"
+                 + (", …" if len(again) > 1 else "") + "): if they hold the same lines, their triples are written "
+                 "again (a store holds each once) and their lines and quarantine records counted again")
     conf = {**evaluation_conf(inputs), **conf}
 
     from pyspark.sql import SparkSession

@@ -399,14 +399,15 @@ def refuse_if_busy(out: str) -> None:
 
 
 def read_before(out: str, inputs: Sequence[str]) -> list[str]:
-    """The ``inputs`` that a committed run of the local export ``out`` read already: appended again,
-    their triples are written twice (a store holds them once) and their lines counted twice (ut23 #5)."""
+    """The ``inputs`` whose paths a committed run of the local export ``out`` read already: appended
+    again with the same lines, their triples are written twice (a store holds them once) and their
+    lines counted twice (ut23 #5). By path only: a file rotated under one name is another file."""
     local = local_out(out)
     try:
         manifest = json.loads((local / "manifest.json").read_text("utf-8")) if local is not None else {}
         runs = [manifest, *manifest.get("previous_runs", [])]
         seen = {i for run in runs for i in run.get("inputs") or [] if isinstance(i, str)}
-    except (OSError, ValueError, AttributeError, TypeError):
+    except (OSError, ValueError, AttributeError, TypeError, RecursionError):  # the run itself will say
         return []
     return sorted(set(inputs) & seen)
 

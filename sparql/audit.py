@@ -6,6 +6,7 @@ Every finding names the event IRIs that prove it, so a reviewer can ``changeprov
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections import defaultdict
@@ -163,26 +164,56 @@ class Comparison:
     known: list[Finding]
     #: the earlier report's findings that this one no longer has (their JSON records)
     gone: list[dict]
+    #: known findings whose text changed (a bot's count, a drop's dependents)
+    changed: list[Finding] = field(default_factory=list)
+    #: what makes the comparison doubtful (another store, another window)
+    warnings: list[str] = field(default_factory=list)
 
 
-def _key(kind, time, entity, summary) -> tuple:
-    return (kind, time, entity, summary)
+#: the details that tell two findings of a kind apart at one time and entity; the summaries hold
+#: counts and lists that grow with the store, and a bot's events grow with it (rv38 #1)
+_IDENTITY = {"bot": ("user",), "sensitive-tag": ("tag", "action"), "schema-drop": ("field",),
+             "schema-drop-unused": ("field",), "deletion": ("deletion",), "deletion-with-dependents": ("deletion",),
+             "lineage-removed": ("edge",)}
 
 
-def compare(report: AuditReport, baseline: dict) -> Comparison:
+def identity(kind: str, time: str | None, entity: str | None, details: dict, events: list, summary: str) -> tuple:
+    """What makes a finding the same one in two reports: its kind, time and entity, and the details
+    that tell it apart (others: its first event, or its text)."""
+    names = _IDENTITY.get(kind)
+    if names:
+        rest = tuple(json.dumps(details.get(n), sort_keys=True) for n in names)
+    else:
+        rest = (events[0] if events else summary,)
+    return (kind, time, entity, *rest)
+
+
+def _identity_of(f: Finding) -> tuple:
+    return identity(f.kind, f.time, f.entity, f.details, f.events, f.summary)
+
+
+def compare(report: AuditReport, baseline: object) -> Comparison:
     """Split ``report``'s findings into new and known by an earlier report's JSON (``to_dict``): a
-    finding is known when one of the same kind, time, entity and summary is in it. A nightly audit of
-    a store that grows fails on what last night added, including late lines dated earlier, which a
+    finding is known when the earlier one has one of the same ``identity``. A nightly audit of a store
+    that grows then fails on what last night added, including late lines dated earlier, which a
     --since window by event time misses (ut23 #2)."""
+    records = baseline.get("findings") if isinstance(baseline, dict) else None
+    if not isinstance(records, list) or not all(
+            isinstance(f, dict) and isinstance(f.get("kind"), str) and isinstance(f.get("details", {}), dict)
+            and isinstance(f.get("events", []), list) for f in records):
+        raise InputError("the baseline is not an audit report (changeprov audit --format json)")
     try:
-        records = [f for f in baseline["findings"] if isinstance(f, dict)]
-        before = {_key(f.get("kind"), f.get("time"), f.get("entity"), f.get("summary")): f for f in records}
-    except (KeyError, TypeError):
+        before = {identity(f["kind"], f.get("time"), f.get("entity"), f.get("details") or {}, f.get("events") or [],
+                           f.get("summary")): f for f in records}
+    except (TypeError, ValueError):  # a detail json cannot write
         raise InputError("the baseline is not an audit report (changeprov audit --format json)") from None
-    now = {_key(f.kind, f.time, f.entity, f.summary) for f in report.findings}
-    new = [f for f in report.findings if _key(f.kind, f.time, f.entity, f.summary) not in before]
-    known = [f for f in report.findings if _key(f.kind, f.time, f.entity, f.summary) in before]
-    return Comparison(new, known, [f for k, f in before.items() if k not in now])
+    now = {_identity_of(f) for f in report.findings}
+    new = [f for f in report.findings if _identity_of(f) not in before]
+    known = [f for f in report.findings if _identity_of(f) in before]
+    changed = [f for f in known if before[_identity_of(f)].get("summary") != f.summary]
+    warnings = [f"the baseline is a report of {baseline.get(k)!r}, this one of {getattr(report, k)!r} ({k})"
+                for k in ("store", "since", "until") if baseline.get(k) != getattr(report, k)]
+    return Comparison(new, known, [f for k, f in before.items() if k not in now], changed, warnings)
 
 
 # ----------------------------------------------------------------------------- running the queries

@@ -86,12 +86,13 @@ def committed_partitions(export_dir: str | Path) -> list[Path]:
     if leftovers:
         committed = (root / "_SUCCESS").is_file()
         raise InputError(f"{root} holds leftovers of an unfinished or killed export run: "
-                         f"{', '.join(leftovers[:5])}{' …' if len(leftovers) > 5 else ''}; re-run the export, which "
-                         "removes them (an --mode append run of an empty file is enough)"
+                         f"{', '.join(leftovers[:5])}{' …' if len(leftovers) > 5 else ''}; re-run the export "
+                         "that died, with its inputs and --mode: it removes them"
                          + ("; or remove them once you know the run is dead" if committed else
-                            # ut23 #6: removing them did not help after a kill during the commit
-                            ": the run died while committing and took _SUCCESS away, so only a run that commits "
-                            "makes the folder loadable again"))
+                            # ut23 #6: removing them did not help after a kill during the commit; and a run
+                            # of other inputs would commit without the dead run's (rv38 #2)
+                            ": it died while committing and took _SUCCESS away, so only a run that commits makes "
+                            "the folder loadable again"))
     if not (root / "_SUCCESS").is_file():
         raise InputError(f"{root} has no _SUCCESS marker: the export is not committed (still running, "
                          "killed, or not an export folder); refusing to load a partial export")
@@ -214,7 +215,7 @@ def manifest_warnings(root: Path, files: list[Path], *, before: int, after: int)
     except FileNotFoundError:
         return [f"{root} has no manifest.json: the loaded triples are not checked against the counts of the "
                 "export run that wrote them"]
-    except (OSError, ValueError, AttributeError, TypeError) as exc:
+    except (OSError, ValueError, AttributeError, TypeError, RecursionError) as exc:  # RecursionError: nested deep
         return [f"{path} is not an export manifest ({type(exc).__name__}): the loaded triples are not checked "
                 "against it"]
     warnings = []
@@ -237,8 +238,13 @@ def manifest_warnings(root: Path, files: list[Path], *, before: int, after: int)
     # the store held before and however many runs the folder has (ut23 #1)
     sizes = {name: size for r in runs if isinstance(r.get("file_bytes"), dict)
              for name, size in r["file_bytes"].items()}
+    bad = sorted(name for name, size in sizes.items() if isinstance(size, bool) or not isinstance(size, int) or size < 0)
+    if bad:  # the manifest is wrong, not the files (rv38 #7)
+        warnings.append(f"manifest.json gives {len(bad)} part file(s) no size in bytes (file_bytes): "
+                        + ", ".join(map(str, bad[:5])) + (" …" if len(bad) > 5 else ""))
     changed = sorted(p.relative_to(root).as_posix() for p in files
-                     if sizes.get(p.relative_to(root).as_posix(), p.stat().st_size) != p.stat().st_size)
+                     if p.relative_to(root).as_posix() not in bad
+                     and sizes.get(p.relative_to(root).as_posix(), p.stat().st_size) != p.stat().st_size)
     if changed:
         warnings.append(f"{len(changed)} part file(s) differ in size from what their run wrote (cut short by a "
                         "copy, or edited): " + ", ".join(changed[:5]) + (" …" if len(changed) > 5 else ""))

@@ -162,6 +162,8 @@ def _projected(text: str, name: str) -> bool:
     True
     >>> _projected("SELECT ?a # ?b\\n(?b * 2 AS ?m) WHERE { ?a ?p ?b }", "b")  # a comment, a product
     False
+    >>> _projected("SELECT (EXISTS { ?a ?p ?o } AS ?e) ?b WHERE { ?a ?p ?b FILTER(?a<?b&&?b>0) }", "b")
+    True
     """
     code = _STRING_IRI_COMMENT.sub(" ", text)
     if not re.search(rf"[?$]{re.escape(name)}\b", code):
@@ -171,11 +173,26 @@ def _projected(text: str, name: str) -> bool:
             return True
     except InputError:  # not a query: the engine says what is wrong with it
         return True
-    m = re.search(r"\bSELECT\b(.*?)(\bWHERE\b|\{)", code, re.IGNORECASE | re.DOTALL)
+    m = re.search(r"\bSELECT\b", code, re.IGNORECASE)
     if not m:
         return True
-    head = re.sub(r"^\s*(DISTINCT|REDUCED)\b", "", m.group(1), flags=re.IGNORECASE).strip()
+    head = re.sub(r"^\s*(DISTINCT|REDUCED)\b", "", _select_list(code[m.end():]), flags=re.IGNORECASE).strip()
     return head == "*" or name in _select_vars(head)
+
+
+def _select_list(rest: str) -> str:
+    """The text after SELECT up to its WHERE or its group's "{", outside parentheses: an EXISTS { … }
+    inside an expression of the list belongs to the list (rv38 #4)."""
+    depth = 0
+    for m in re.finditer(r"\(|\)|\{|\bWHERE\b", rest, re.IGNORECASE):
+        token = m.group(0)
+        if token == "(":
+            depth += 1
+        elif token == ")":
+            depth -= 1
+        elif depth == 0:
+            return rest[:m.start()]
+    return rest
 
 
 def _select_vars(head: str) -> set[str]:
@@ -203,7 +220,7 @@ def _select_vars(head: str) -> set[str]:
 #: what can hold the words SELECT, WHERE, "{", "*" or a variable without being query text: string
 #: literals (long ones first), IRIs (no spaces: "?a < ?b" is a comparison) and comments
 _STRING_IRI_COMMENT = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\''
-                                 r'|<[^<>"{}|^`\\\s]*>|#[^\n]*')
+                                 r'|<(?![?$])[^<>"{}|^`\\\s]*>|#[^\n]*')  # "<?x": a comparison (rv38 #4)
 
 
 def _queries_dir():

@@ -644,8 +644,13 @@ def test_a_nightly_audit_with_a_baseline_fails_on_what_the_night_added(tmp_path,
         return [_mcl(dst, "upstreamLineage", lineage(src), at),
                 *_hard_delete(src, at + day, {"datasetKey": {"name": f"db.{name}"}})]
 
-    nights = [deleted_with_a_dependent("a", t),
-              [_mcl(DS("hive,db.c"), "globalTags", {"tags": []}, t + 5 * day)],
+    def by_the_bot(name: str, at: int) -> dict:
+        return {**_mcl(DS(f"hive,db.{name}"), "globalTags", {"tags": []}, at),
+                "created": {"time": at, "actor": "urn:li:corpuser:datahub"}}
+
+    nights = [[*deleted_with_a_dependent("a", t), by_the_bot("b", t)],
+              # rv38 #1: the bot's finding says 2 changes on 2 entities now, and is the same finding
+              [by_the_bot("c", t + 5 * day)],
               deleted_with_a_dependent("late", t - 3 * day)]  # a late file: events days before night 1
     events, codes, reports = [], [], []
     for n, night in enumerate(nights):
@@ -664,14 +669,20 @@ def test_a_nightly_audit_with_a_baseline_fails_on_what_the_night_added(tmp_path,
         ("deletion-with-dependents", DS("hive,db.late"))]
     assert last["baseline"]["new"] == len(new) and last["baseline"]["known"] == len(last["findings"]) - len(new)
     assert "new since" in capsys.readouterr().err
+    assert main(["audit", "--store", str(tmp_path / "n1" / "db"), "--format", "json", "--baseline", str(reports[0])]) == 0, \
+        "night 2 added no finding at all: the bot's is the same one with another count"
+    assert "0 new since" in capsys.readouterr().err
     html = tmp_path / "n2.html"
     assert main(["audit", "--store", str(tmp_path / "n2" / "db"), "--out", str(html), "--fail-on", "high",
                  "--baseline", str(reports[1])]) == 1
     page = html.read_text()
     assert f", {len(new)} new since the baseline</p>" in page and page.count('<span class="sev sev-new">new</span>') == len(new)
-    (tmp_path / "not-a-report.json").write_text("[1]")
-    assert main(["audit", "--store", str(tmp_path / "n2" / "db"), "--baseline", str(tmp_path / "not-a-report.json"),
-                 "--format", "json"]) == 2
+    for bad in ("[1]", "null", '{"findings": "abc"}', '{"findings": [1]}', "[" * 100_000):  # rv38 #5
+        (tmp_path / "not-a-report.json").write_text(bad)
+        assert main(["audit", "--store", str(tmp_path / "n2" / "db"), "--baseline", str(tmp_path / "not-a-report.json"),
+                     "--format", "json"]) == 2
+        err = capsys.readouterr().err
+        assert "not an audit report" in err or "nested too deep" in err, err
 
 
 def test_each_missing_datahub_aspect_version_is_its_own_gap(tmp_path):

@@ -1652,6 +1652,14 @@ def test_adhoc_file_query_with_header_params(tmp_path, db, capsys):
     assert out[0] == "n" and int(out[1]) > 5
 
 
+def test_a_describe_file_takes_its_entity_as_a_parameter(tmp_path, db, capsys):
+    """rv38 #3: DESCRIBE ?entity, with no WHERE group for a #@bindings line, took it before rv37 #4."""
+    rq = tmp_path / "d.rq"
+    rq.write_text("# summary: d\n# param: entity entity required  the entity\nDESCRIBE ?entity\n")
+    assert main(["query", "--file", str(rq), "--param", f"entity={FCT}", "--store", str(db)]) == 0
+    assert capsys.readouterr().out.startswith(f"<{FCT}> ")
+
+
 def test_an_adhoc_parameter_outside_the_select_list_is_a_clear_error(tmp_path, db, capsys):
     """ut22 M4: pyoxigraph's "does not contains variable ?who in its SELECT projection" was the message."""
     rq = tmp_path / "mine.rq"
@@ -1678,6 +1686,11 @@ _WINDOW = "\n#@bindings\n?e om:timestamp ?t FILTER(COALESCE(?t >= ?since, true))
     ("SELECT ?e ?t  # ?since is the start\nWHERE {" + _WINDOW, "must be in the SELECT list"),
     ("SELECT ?e (?since * 2 AS ?twice) WHERE {" + _WINDOW, "must be in the SELECT list"),
     ("SELECT ?e WHERE { ?e om:timestamp ?t }\n", "declared in the header but not used by the query"),
+    # rv38 #3, #4: a DESCRIBE without a marker, an EXISTS in the SELECT list, a comparison without spaces
+    ("DESCRIBE ?e WHERE {" + _WINDOW.replace(" }", " } LIMIT 1"), None),
+    ("SELECT (EXISTS { ?e om:userName ?u } AS ?named) ?since WHERE {" + _WINDOW, None),
+    ("SELECT ?since ?e WHERE {\n#@bindings\n?e om:timestamp ?t FILTER(?t>=?since&&?t<\"2030-01-01T00:00:00Z\"^^<http://www.w3.org/2001/XMLSchema#dateTime>) }\n", None),
+    ("SELECT * WHERE {" + _WINDOW, "parameter ?since must be a variable the query returns: name it in the SELECT list"),
 ])
 def test_query_file_parameters_in_every_form(tmp_path, db, capsys, text, rows):
     rq = tmp_path / "q.rq"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import re
 import shutil
 import threading
@@ -60,14 +61,31 @@ def test_loader_refuses_leftovers(tmp_path, leftover):
         committed_partitions(exp)
 
 
+def test_a_manifest_without_sizes_is_said_to_be_wrong_not_the_files(tmp_path):
+    """rv38 #7: a file_bytes value that is no size made intact files 'cut short by a copy'."""
+    from changeprov.sparql.loader import manifest_warnings
+
+    exp = make_export(tmp_path / "exp", {"x/2024-03-01/part-00000": NT, "x/2024-03-02/part-00000": NT})
+    files = committed_partitions(exp)
+    names = [p.relative_to(exp).as_posix() for p in files]
+    (exp / "manifest.json").write_text(json.dumps({"files": names, "file_bytes": {names[0]: "12", names[1]: len(NT)}}))
+    assert manifest_warnings(exp, files, before=1, after=1) == [
+        f"manifest.json gives 1 part file(s) no size in bytes (file_bytes): {names[0]}"]
+    (exp / "manifest.json").write_text(json.dumps({"files": names, "file_bytes": {names[0]: 1, names[1]: len(NT)}}))
+    assert manifest_warnings(exp, files, before=1, after=1) == [
+        f"1 part file(s) differ in size from what their run wrote (cut short by a copy, or edited): {names[0]}"]
+
+
 def test_leftovers_of_a_run_killed_while_committing_need_a_run_that_commits(tmp_path):
     """ut23 #6: the message said to remove them, and the folder, without _SUCCESS, stayed refused."""
     exp = make_export(tmp_path / "exp", {"x/2024-03-01/part-00000": NT})
     (exp / "_staging-abc").mkdir()
-    with pytest.raises(InputError, match=r"an --mode append run of an empty file is enough\); or remove them once"):
+    with pytest.raises(InputError, match=r"re-run the export that died, with its inputs and --mode: it removes them; "
+                                         r"or remove them once"):
         committed_partitions(exp)
     (exp / "_SUCCESS").unlink()
-    with pytest.raises(InputError, match="took _SUCCESS away, so only a run that commits makes the folder loadable"):
+    with pytest.raises(InputError, match="with its inputs and --mode: it removes them: it died while committing and "
+                                         "took _SUCCESS away, so only a run that commits makes the folder loadable"):
         committed_partitions(exp)
 
 
