@@ -176,38 +176,34 @@ def _projected(text: str, name: str) -> bool:
     m = re.search(r"\bSELECT\b", code, re.IGNORECASE)
     if not m:
         return True
-    head = re.sub(r"^\s*(DISTINCT|REDUCED)\b", "", _select_list(code[m.end():]), flags=re.IGNORECASE).strip()
-    return head == "*" or name in _select_vars(head)
+    returned = _select_vars(code[m.end():])
+    return returned is None or name in returned
 
 
-def _select_list(rest: str) -> str:
-    """The text after SELECT up to its WHERE or its group's "{", outside parentheses: an EXISTS { … }
-    inside an expression of the list belongs to the list (rv38 #4)."""
-    depth = 0
-    for m in re.finditer(r"\(|\)|\{|\bWHERE\b", rest, re.IGNORECASE):
-        token = m.group(0)
-        if token == "(":
-            depth += 1
-        elif token == ")":
-            depth -= 1
-        elif depth == 0:
-            return rest[:m.start()]
-    return rest
+def _select_vars(rest: str) -> set[str] | None:
+    """The variables the SELECT list at the start of ``rest`` returns: ``?v`` and ``(… AS ?v)``, not
+    those inside an expression; None for ``*``. The list ends at its WHERE or its group's "{" outside
+    parentheses (an EXISTS { … } in an expression belongs to it: rv38 #4).
 
-
-def _select_vars(head: str) -> set[str]:
-    """The variables a SELECT list returns: ``?v`` and ``(… AS ?v)``, not those inside an expression.
-
-    >>> sorted(_select_vars("?a (COUNT(?b) AS ?n) (?c * 2 AS ?d)"))
-    ['a', 'd', 'n']
+    >>> sorted(_select_vars("?a (COUNT(?b) AS ?n) (?c * 2 AS ?d) (EXISTS { ?e ?p ?o } AS ?f) WHERE { ?g }"))
+    ['a', 'd', 'f', 'n']
+    >>> _select_vars(" DISTINCT * { ?a ?p ?o }") is None
+    True
     """
     out, depth, alias = set(), 0, False
-    for m in re.finditer(r"\(|\)|[?$]\w+|\bAS\b", head, re.IGNORECASE):
+    for m in re.finditer(r"\(|\)|\{|\bWHERE\b|[?$]\w+|\bAS\b|\*", rest, re.IGNORECASE):
         token = m.group(0)
         if token == "(":
             depth += 1
         elif token == ")":
             depth -= 1
+        elif depth > 0 and token == "{":
+            continue
+        elif token == "{" or token.upper() == "WHERE":
+            break
+        elif token == "*":
+            if depth == 0:
+                return None
         elif token.upper() == "AS":
             alias = depth == 1
         else:
