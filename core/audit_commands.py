@@ -51,7 +51,7 @@ def run_audit(args: argparse.Namespace) -> int:
 
     from changeprov.errors import InputError
     from changeprov.mapping.inputs import replaced_on_success
-    from changeprov.sparql.audit import compare
+    from changeprov.sparql.audit import baseline_findings, compare
     from changeprov.sparql.audit import run_audit as audit_store
     from changeprov.sparql.audit_html import render_html
     from changeprov.sparql.stores import store_from_args
@@ -63,6 +63,7 @@ def run_audit(args: argparse.Namespace) -> int:
         except (OSError, ValueError, RecursionError) as exc:  # RecursionError: nested too deep
             raise InputError(f"--baseline {args.baseline}: cannot read it as a JSON report: "
                              f"{exc if not isinstance(exc, RecursionError) else 'nested too deep'}") from None
+        baseline_findings(baseline)
 
     # the report file is opened before the audit runs: a bad location fails at once, and a failed
     # run leaves no partial report (missing folders are created, as map and generate do)

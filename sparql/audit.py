@@ -174,18 +174,21 @@ class Comparison:
 #: counts and lists that grow with the store, and a bot's events grow with it (rv38 #1)
 _IDENTITY = {"bot": ("user",), "sensitive-tag": ("tag", "action"), "schema-drop": ("field",),
              "schema-drop-unused": ("field",), "deletion": ("deletion",), "deletion-with-dependents": ("deletion",),
-             "lineage-removed": ("edge",)}
+             "lineage-removed": ("edge",), "version-gap": ("missing",)}
+#: kinds whose time is their first event's, which a late line dated earlier moves (rv39 #2)
+_TIMELESS = {"bot", "version-gap"}
 
 
 def identity(kind: str, time: str | None, entity: str | None, details: dict, events: list, summary: str) -> tuple:
     """What makes a finding the same one in two reports: its kind, time and entity, and the details
-    that tell it apart (others: its first event, or its text)."""
+    that tell it apart; a kind without such details by its events and its text, which do not grow
+    (two regressions of one event differ in both: rv39 #1)."""
     names = _IDENTITY.get(kind)
     if names:
         rest = tuple(json.dumps(details.get(n), sort_keys=True) for n in names)
     else:
-        rest = (events[0] if events else summary,)
-    return (kind, time, entity, *rest)
+        rest = (json.dumps(sorted(map(str, events))), summary)
+    return (kind, None if kind in _TIMELESS else time, entity, *rest)
 
 
 def _identity_of(f: Finding) -> tuple:
@@ -197,23 +200,33 @@ def compare(report: AuditReport, baseline: object) -> Comparison:
     finding is known when the earlier one has one of the same ``identity``. A nightly audit of a store
     that grows then fails on what last night added, including late lines dated earlier, which a
     --since window by event time misses (ut23 #2)."""
-    records = baseline.get("findings") if isinstance(baseline, dict) else None
-    if not isinstance(records, list) or not all(
-            isinstance(f, dict) and isinstance(f.get("kind"), str) and isinstance(f.get("details", {}), dict)
-            and isinstance(f.get("events", []), list) for f in records):
-        raise InputError("the baseline is not an audit report (changeprov audit --format json)")
+    records = baseline_findings(baseline)
+    before: dict[tuple, list[dict]] = {}
     try:
-        before = {identity(f["kind"], f.get("time"), f.get("entity"), f.get("details") or {}, f.get("events") or [],
-                           f.get("summary")): f for f in records}
+        for f in records:
+            before.setdefault(identity(f["kind"], f.get("time"), f.get("entity"), f["details"], f["events"],
+                                       f.get("summary")), []).append(f)
     except (TypeError, ValueError):  # a detail json cannot write
         raise InputError("the baseline is not an audit report (changeprov audit --format json)") from None
     now = {_identity_of(f) for f in report.findings}
     new = [f for f in report.findings if _identity_of(f) not in before]
     known = [f for f in report.findings if _identity_of(f) in before]
-    changed = [f for f in known if before[_identity_of(f)].get("summary") != f.summary]
+    changed = [f for f in known if all(b.get("summary") != f.summary for b in before[_identity_of(f)])]
     warnings = [f"the baseline is a report of {baseline.get(k)!r}, this one of {getattr(report, k)!r} ({k})"
                 for k in ("store", "since", "until") if baseline.get(k) != getattr(report, k)]
-    return Comparison(new, known, [f for k, f in before.items() if k not in now], changed, warnings)
+    gone = [f for k, group in before.items() if k not in now for f in group]
+    return Comparison(new, known, gone, changed, warnings)
+
+
+def baseline_findings(baseline: object) -> list[dict]:
+    """The finding records of an earlier report's JSON; InputError for anything else (checked before
+    the audit runs, too)."""
+    records = baseline.get("findings") if isinstance(baseline, dict) else None
+    if not isinstance(records, list) or not all(
+            isinstance(f, dict) and isinstance(f.get("kind"), str) and isinstance(f.get("details"), dict)
+            and isinstance(f.get("events"), list) for f in records):
+        raise InputError("the baseline is not an audit report (changeprov audit --format json)")
+    return records
 
 
 # ----------------------------------------------------------------------------- running the queries
@@ -265,7 +278,8 @@ def _version_findings(rows: list[dict]) -> list[Finding]:
         entity, version = first["entity"], first["version"]
         more = f" (used by {len(group)} events, the first at this time)" if len(group) > 1 else ""
         out.append(Finding("version-gap", first["time"], f"{version}: {first['detail']}{more}", _events(group),
-                           entity, first["entity_name"], {"version": version, "user": first["user"]}))
+                           entity, first["entity_name"], {"version": version, "user": first["user"],
+                                                          "missing": first["missing"]}))
     for r in rows:
         if r["problem"] == "gap":
             continue

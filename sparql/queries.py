@@ -187,20 +187,21 @@ def _select_vars(rest: str) -> set[str] | None:
 
     >>> sorted(_select_vars("?a (COUNT(?b) AS ?n) (?c * 2 AS ?d) (EXISTS { ?e ?p ?o } AS ?f) WHERE { ?g }"))
     ['a', 'd', 'f', 'n']
+    >>> sorted(_select_vars("(EXISTS { SELECT ?x WHERE { ?x ?p ?o } } AS ?any) (ex:where(?y) AS ?w) ?z { }"))
+    ['any', 'w', 'z']
     >>> _select_vars(" DISTINCT * { ?a ?p ?o }") is None
     True
     """
     out, depth, alias = set(), 0, False
-    for m in re.finditer(r"\(|\)|\{|\bWHERE\b|[?$]\w+|\bAS\b|\*", rest, re.IGNORECASE):
+    for m in re.finditer(r"\(|\)|\{|(?<![:\w])WHERE\b|[?$]\w+|\bAS\b|\*", rest, re.IGNORECASE):
         token = m.group(0)
         if token == "(":
             depth += 1
         elif token == ")":
             depth -= 1
-        elif depth > 0 and token == "{":
-            continue
         elif token == "{" or token.upper() == "WHERE":
-            break
+            if depth == 0:  # inside an expression: an EXISTS { SELECT … WHERE … } (rv39 #3)
+                break
         elif token == "*":
             if depth == 0:
                 return None

@@ -282,7 +282,7 @@ class TripleStore:
 def query_form(query: str) -> str:
     """SELECT / ASK / CONSTRUCT / DESCRIBE, after the prologue (comments, PREFIX, BASE); else raise."""
     # comments, also after a prefix on its line (a "#" after a space: an IRI has no space)
-    text = re.sub(r"(?m)(^|\s)#[^\n]*", r"\1", query)
+    text = re.sub(r"(?m)(^|[\s>])#[^\n]*", r"\1", query)
     text = re.sub(r"(?is)^\s*((PREFIX\s+[^\s:]*:\s*<[^>]*>|BASE\s*<[^>]*>)\s*)*", "", text)
     m = re.match(r"\s*(SELECT|ASK|CONSTRUCT|DESCRIBE)\b", text, re.IGNORECASE)
     if m:
@@ -341,7 +341,8 @@ class EmbeddedStore(TripleStore):
         return {ox.Variable(k): v for k, v in (bindings or {}).items()}
 
     def _query(self, query: str, bindings):
-        if bindings and BINDINGS_MARKER in query and query_form(query) != "SELECT":
+        if bindings and any(line.strip() == BINDINGS_MARKER for line in query.splitlines()) \
+                and query_form(query) != "SELECT":
             # pyoxigraph 0.5 substitutes in an ASK or CONSTRUCT only variables of its triple patterns:
             # such a query file with a marker takes its parameters as on an endpoint, a VALUES block
             # there (rv37 #4); without one (DESCRIBE ?entity) the substitution does (rv38 #3)
@@ -353,9 +354,10 @@ class EmbeddedStore(TripleStore):
         except (RuntimeError, ValueError, OSError) as exc:
             unbound = re.search(r"does not contains? variable (\?\w+) in its SELECT projection", str(exc))
             if unbound:  # a query file's parameter the engine cannot bind: the file's to fix, not the store
-                raise InputError(f"parameter {unbound.group(1)} must be a variable the query returns: name it in "
-                                 "the SELECT list (SELECT * returns only the variables of its patterns, not one "
-                                 "used in a FILTER alone), or add a #@bindings line to the WHERE group") from None
+                raise InputError(f"parameter {unbound.group(1)} cannot be bound: name it in a SELECT list "
+                                 "(SELECT * returns only the variables of its patterns, not one used in a FILTER "
+                                 "alone), or, in an ASK, CONSTRUCT or DESCRIBE, put a #@bindings line first in the "
+                                 "WHERE group") from None
             raise StoreError(f"query failed: {exc}") from None
 
     def select(self, query, bindings=None) -> Rows:

@@ -685,6 +685,28 @@ def test_a_nightly_audit_with_a_baseline_fails_on_what_the_night_added(tmp_path,
         assert "not an audit report" in err or "nested too deep" in err, err
 
 
+def test_a_baseline_knows_findings_by_what_does_not_grow():
+    """rv39 #1, #2: two regressions of one event were one finding to the baseline; a bot's and a
+    gap's time is their first event's, which a late line dated earlier moves."""
+    from changeprov.sparql.audit import AuditReport, Finding, compare
+
+    def report(*findings):
+        return AuditReport("s", None, None, "now", [], [], list(findings))
+
+    def regression(other):
+        return Finding("version-regression", "t1", f"0.3: generated again by {other}", ["e1", other], "x", "x",
+                       {"version": "0.3"})
+
+    bot = lambda time, n: Finding("bot", time, f"bot: {n} change(s)", [f"e{i}" for i in range(n)], None, None,  # noqa: E731
+                                  {"user": "bot", "changes": n})
+    earlier = report(regression("e2"), bot("t5", 3)).to_dict()
+    now = compare(report(regression("e2"), regression("e3"), bot("t2", 4)), earlier)
+    assert [f.summary for f in now.new] == ["0.3: generated again by e3"]
+    assert [f.kind for f in now.known] == ["version-regression", "bot"] and [f.kind for f in now.changed] == ["bot"]
+    assert not now.gone
+    assert len(compare(report(), earlier).gone) == 2
+
+
 def test_each_missing_datahub_aspect_version_is_its_own_gap(tmp_path):
     """rv35 #2: a DataHub gap's version text names only the aspect, so versions 2 and 4 of one aspect,
     missing a day apart, were one finding at the first."""

@@ -1689,8 +1689,9 @@ _WINDOW = "\n#@bindings\n?e om:timestamp ?t FILTER(COALESCE(?t >= ?since, true))
     # rv38 #3, #4: a DESCRIBE without a marker, an EXISTS in the SELECT list, a comparison without spaces
     ("DESCRIBE ?e WHERE {" + _WINDOW.replace(" }", " } LIMIT 1"), None),
     ("SELECT (EXISTS { ?e om:userName ?u } AS ?named) ?since WHERE {" + _WINDOW, None),
+    ("SELECT (EXISTS { SELECT ?u WHERE { ?e om:userName ?u } } AS ?named) ?since WHERE {" + _WINDOW, None),  # rv39 #3
     ("SELECT ?since ?e WHERE {\n#@bindings\n?e om:timestamp ?t FILTER(?t>=?since&&?t<\"2030-01-01T00:00:00Z\"^^<http://www.w3.org/2001/XMLSchema#dateTime>) }\n", None),
-    ("SELECT * WHERE {" + _WINDOW, "parameter ?since must be a variable the query returns: name it in the SELECT list"),
+    ("SELECT * WHERE {" + _WINDOW, "parameter ?since cannot be bound: name it in a SELECT list"),
 ])
 def test_query_file_parameters_in_every_form(tmp_path, db, capsys, text, rows):
     rq = tmp_path / "q.rq"
