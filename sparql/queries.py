@@ -149,7 +149,39 @@ def parse_header(name: str, text: str, path: Path | None = None) -> NamedQuery:
         raise InputError(f"{name}: parameter(s) {', '.join('?' + n for n in unprojected)} must be in the SELECT "
                          "list (SELECT ?since ?x WHERE …): the engine binds only variables the query returns, "
                          "and the answer leaves parameter columns out")
+    hidden = [p.name for p in q.params if _hidden_in_subselect(text, p.name)]
+    if hidden:  # substituted in the outer query only, it is unbound there: all rows, silently
+        raise InputError(f"{name}: a sub-select uses parameter(s) {', '.join('?' + n for n in hidden)} without "
+                         "returning them (SELECT ?since ?x WHERE { … } inside): the engine binds a sub-select's "
+                         "variables only through what it returns")
     return q
+
+
+def _hidden_in_subselect(text: str, name: str) -> bool:
+    """Whether a sub-select's group uses ``?name`` that its SELECT list does not return.
+
+    >>> _hidden_in_subselect("SELECT ?s WHERE { { SELECT ?e WHERE { ?e ?p ?t FILTER(?t > ?s) } } }", "s")
+    True
+    >>> _hidden_in_subselect("SELECT ?s WHERE { { SELECT ?e ?s WHERE { ?e ?p ?t FILTER(?t > ?s) } } }", "s")
+    False
+    """
+    code = _STRING_IRI_COMMENT.sub(" ", text)
+    selects = list(re.finditer(r"(?<![:\w])SELECT\b", code, re.IGNORECASE))
+    var = re.compile(rf"[?$]{re.escape(name)}\b")
+    for m in selects[1:]:  # the outer one is _projected's
+        returned = _select_vars(code[m.end():])
+        if returned is None or name in returned:
+            continue
+        start = code.find("{", m.end())
+        depth, end = 0, len(code)
+        for i in range(start, len(code)):  # its group: to the brace that closes it
+            depth += {"{": 1, "}": -1}.get(code[i], 0)
+            if depth == 0:
+                end = i
+                break
+        if start >= 0 and var.search(code, start, end):
+            return True
+    return False
 
 
 def _projected(text: str, name: str) -> bool:

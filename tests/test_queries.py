@@ -1692,6 +1692,11 @@ _WINDOW = "\n#@bindings\n?e om:timestamp ?t FILTER(COALESCE(?t >= ?since, true))
     ("SELECT (EXISTS { SELECT ?u WHERE { ?e om:userName ?u } } AS ?named) ?since WHERE {" + _WINDOW, None),  # rv39 #3
     ("SELECT ?since ?e WHERE {\n#@bindings\n?e om:timestamp ?t FILTER(?t>=?since&&?t<\"2030-01-01T00:00:00Z\"^^<http://www.w3.org/2001/XMLSchema#dateTime>) }\n", None),
     ("SELECT * WHERE {" + _WINDOW, "parameter ?since cannot be bound: name it in a SELECT list"),
+    # rv39: a sub-select that does not return the parameter saw it unbound on the embedded store (all rows)
+    ("SELECT ?since (COUNT(?e) AS ?n) WHERE {\n#@bindings\n{ SELECT ?e WHERE {" + _WINDOW + "} } GROUP BY ?since\n",
+     "a sub-select uses parameter(s) ?since without returning them"),
+    ("SELECT ?since (COUNT(?e) AS ?n) WHERE {\n#@bindings\n{ SELECT ?e ?since WHERE {" + _WINDOW + "} } GROUP BY ?since\n",
+     None),
 ])
 def test_query_file_parameters_in_every_form(tmp_path, db, capsys, text, rows):
     rq = tmp_path / "q.rq"
