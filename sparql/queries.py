@@ -139,17 +139,21 @@ def parse_header(name: str, text: str, path: Path | None = None) -> NamedQuery:
     for check in q.if_rows:
         if check not in ROW_CHECKS:
             raise InputError(f"{name}: unknown if-rows check {check!r}")
-    code = _STRING_IRI_COMMENT.sub(" ", text)
-    unused = [p.name for p in q.params if not re.search(rf"[?$]{re.escape(p.name)}\b", code)]
+    code = _STRING_IRI_COMMENT.sub(" ", text)  # the query's words: no string, IRI or comment
+    unused = [p.name for p in q.params if not _uses(code, p.name)]
     if unused and not q.driver:  # a driver's own parameters (jobs=) are its business
         raise InputError(f"{name}: parameter(s) {', '.join('?' + n for n in unused)} declared in the header but "
                          "not used by the query")
-    unprojected = [p.name for p in q.params if not _projected(text, p.name)]
+    try:
+        select = query_form(text) == "SELECT"  # an ASK or CONSTRUCT takes any (a VALUES block: stores.EmbeddedStore)
+    except InputError:  # not a query: the engine says what is wrong with it
+        select = False
+    unprojected = [p.name for p in q.params if select and _uses(code, p.name) and not _projected(code, p.name)]
     if unprojected:  # pyoxigraph binds only projected variables (ut22 M4: its own words were the error)
         raise InputError(f"{name}: parameter(s) {', '.join('?' + n for n in unprojected)} must be in the SELECT "
                          "list (SELECT ?since ?x WHERE …): the engine binds only variables the query returns, "
                          "and the answer leaves parameter columns out")
-    hidden = [p.name for p in q.params if _hidden_in_subselect(text, p.name)]
+    hidden = [p.name for p in q.params if _hidden_in_subselect(code, p.name)]
     if hidden:  # substituted in the outer query only, it is unbound there: all rows, silently
         raise InputError(f"{name}: a sub-select uses parameter(s) {', '.join('?' + n for n in hidden)} without "
                          "returning them (SELECT ?since ?x WHERE { … } inside): the engine binds a sub-select's "
@@ -157,17 +161,20 @@ def parse_header(name: str, text: str, path: Path | None = None) -> NamedQuery:
     return q
 
 
-def _hidden_in_subselect(text: str, name: str) -> bool:
-    """Whether a sub-select's group uses ``?name`` that its SELECT list does not return.
+def _uses(code: str, name: str) -> bool:
+    return re.search(rf"[?$]{re.escape(name)}\b", code) is not None
+
+
+def _hidden_in_subselect(code: str, name: str) -> bool:
+    """Whether a sub-select's group in ``code`` (a query without strings, IRIs and comments) uses
+    ``?name`` that its SELECT list does not return.
 
     >>> _hidden_in_subselect("SELECT ?s WHERE { { SELECT ?e WHERE { ?e ?p ?t FILTER(?t > ?s) } } }", "s")
     True
     >>> _hidden_in_subselect("SELECT ?s WHERE { { SELECT ?e ?s WHERE { ?e ?p ?t FILTER(?t > ?s) } } }", "s")
     False
     """
-    code = _STRING_IRI_COMMENT.sub(" ", text)
     selects = list(re.finditer(r"(?<![:\w])SELECT\b", code, re.IGNORECASE))
-    var = re.compile(rf"[?$]{re.escape(name)}\b")
     for m in selects[1:]:  # the outer one is _projected's
         returned = _select_vars(code[m.end():])
         if returned is None or name in returned:
@@ -179,36 +186,27 @@ def _hidden_in_subselect(text: str, name: str) -> bool:
             if depth == 0:
                 end = i
                 break
-        if start >= 0 and var.search(code, start, end):
+        if start >= 0 and _uses(code[start:end], name):
             return True
     return False
 
 
-def _projected(text: str, name: str) -> bool:
-    """Whether the outer SELECT's list names ``?name``, or is ``*``, or the query does not use it (a
-    driver's parameter); an ASK or CONSTRUCT query takes any (as a VALUES block, stores.EmbeddedStore).
+def _projected(code: str, name: str) -> bool:
+    """Whether the outer SELECT's list in ``code`` (a SELECT query without its strings, IRIs and
+    comments) returns ``?name``, or is ``*``.
 
-    >>> _projected("# x\\nSELECT ?a (COUNT(?b) AS ?n) WHERE { ?a ?p ?b }", "a"), _projected("SELECT ?a { ?a ?p ?b }", "b")
+    >>> projected = lambda query, name: _projected(_STRING_IRI_COMMENT.sub(" ", query), name)
+    >>> projected("# x\\nSELECT ?a (COUNT(?b) AS ?n) WHERE { ?a ?p ?b }", "a"), projected("SELECT ?a { ?a ?p ?b }", "b")
     (True, False)
-    >>> _projected('SELECT (CONCAT("{", ?t) AS ?s) ?b WHERE { ?a ?p ?b }', "b")  # a brace in a string
+    >>> projected('SELECT (CONCAT("{", ?t) AS ?s) ?b WHERE { ?a ?p ?b }', "b")  # a brace in a string
     True
-    >>> _projected("SELECT ?a # ?b\\n(?b * 2 AS ?m) WHERE { ?a ?p ?b }", "b")  # a comment, a product
+    >>> projected("SELECT ?a # ?b\\n(?b * 2 AS ?m) WHERE { ?a ?p ?b }", "b")  # a comment, a product
     False
-    >>> _projected("SELECT (EXISTS { ?a ?p ?o } AS ?e) ?b WHERE { ?a ?p ?b FILTER(?a<?b&&?b>0) }", "b")
+    >>> projected("SELECT (EXISTS { ?a ?p ?o } AS ?e) ?b WHERE { ?a ?p ?b FILTER(?a<?b&&?b>0) }", "b")
     True
     """
-    code = _STRING_IRI_COMMENT.sub(" ", text)
-    if not re.search(rf"[?$]{re.escape(name)}\b", code):
-        return True
-    try:
-        if query_form(text) != "SELECT":
-            return True
-    except InputError:  # not a query: the engine says what is wrong with it
-        return True
-    m = re.search(r"\bSELECT\b", code, re.IGNORECASE)
-    if not m:
-        return True
-    returned = _select_vars(code[m.end():])
+    m = re.search(r"(?<![:\w])SELECT\b", code, re.IGNORECASE)
+    returned = _select_vars(code[m.end():]) if m else None
     return returned is None or name in returned
 
 
@@ -521,11 +519,17 @@ def _close_entities(store: TripleStore, value: str) -> str:
     if found:
         more = f", … ({len(found)}{'+' if len(found) == 200 else ''} in all: query find-entity)" if len(found) > 5 else ""
         return f"; names containing {value[:80]!r}: {', '.join(found[:5])}{more}"
+    close = _closest(value, [n.value for (n,) in store.select(_ENTITY_NAMES).rows], n=3, cutoff=0.8)
+    return f"; did you mean: {', '.join(close)}" if close else ""
+
+
+def _closest(value: str, names: list[str], *, n: int, cutoff: float) -> list[str]:
+    """The ``names`` equal to ``value`` but for case, else difflib's closest (lower-cased), closest first."""
     by_lower: dict[str, list[str]] = {}
-    for (name,) in store.select(_ENTITY_NAMES).rows:
-        by_lower.setdefault(name.value.lower(), []).append(name.value)
-    close = [n for k in difflib.get_close_matches(value.lower(), list(by_lower), n=3, cutoff=0.8) for n in by_lower[k]]
-    return f"; did you mean: {', '.join(close)}" if close else ""  # the closest first
+    for name in names:
+        by_lower.setdefault(name.lower(), []).append(name)
+    return by_lower.get(value.lower()) or [
+        name for k in difflib.get_close_matches(value.lower(), list(by_lower), n=n, cutoff=cutoff) for name in by_lower[k]]
 
 
 _ALL_TAGS = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
@@ -535,12 +539,7 @@ _ALL_TAGS = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
 
 def _close_tags(store: TripleStore, value: str) -> str:
     """'; did you mean: …' for a tag named with another case (tier.tier2) or a typo, else ''."""
-    names = [n.value for (n,) in store.select(_ALL_TAGS).rows if n is not None]
-    by_lower: dict[str, list[str]] = {}
-    for name in names:
-        by_lower.setdefault(name.lower(), []).append(name)
-    close = by_lower.get(value.lower()) or [
-        n for k in difflib.get_close_matches(value.lower(), list(by_lower), n=5, cutoff=0.7) for n in by_lower[k]]
+    close = _closest(value, [n.value for (n,) in store.select(_ALL_TAGS).rows if n is not None], n=5, cutoff=0.7)
     return f"; did you mean: {', '.join(sorted(close))}" if close else ""
 
 
