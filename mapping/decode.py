@@ -189,9 +189,10 @@ def _pairs(pairs: list[tuple[str, Any]]) -> dict:
         if len(key) > MAX_KEY_CHARS:
             raise Rejected("TOO_LARGE", f"object key of {len(key)} characters exceeds the limit of {MAX_KEY_CHARS}")
         # Spark's parser counts a key in UTF-16 units: a character beyond U+FFFF is two (ut21 #2)
-        if 2 * len(key) > MAX_KEY_CHARS and len(key.encode("utf-16-le", "surrogatepass")) // 2 > MAX_KEY_CHARS:
-            raise Rejected("MALFORMED_JSON", f"object key of {len(key.encode('utf-16-le', 'surrogatepass')) // 2} "
-                                             f"UTF-16 units is longer than the {MAX_KEY_CHARS} a JSON parser reads")
+        units = len(key.encode("utf-16-le", "surrogatepass")) // 2 if 2 * len(key) > MAX_KEY_CHARS else 0
+        if units > MAX_KEY_CHARS:
+            raise Rejected("MALFORMED_JSON", f"object key of {units} UTF-16 units is longer than the "
+                                             f"{MAX_KEY_CHARS} a JSON parser reads")
     obj = dict(pairs)
     if len(obj) != len(pairs):
         seen: set[str] = set()

@@ -100,9 +100,10 @@ def _ident_words(text: Column) -> Column:
     """iri_safe's BadIdentifier message for a ``text`` that bad_identifier() rejects."""
     first = F.regexp_extract(text, "(" + FORBIDDEN_JAVA_REGEX + ")", 1)
     before = F.regexp_extract(text, "^(?s)(.*?)" + FORBIDDEN_JAVA_REGEX, 1)
+    code = F.hex(F.ascii(first))
     return F.when(F.length(text) == 0, F.lit("empty identifier")).otherwise(F.concat(
         # lpad cuts a longer text to its length: U+10FFFF was U+10FF (ut21 #6)
-        F.lit("forbidden code point U+"), F.lpad(F.hex(F.ascii(first)), F.greatest(F.lit(4), F.length(F.hex(F.ascii(first)))), "0"),
+        F.lit("forbidden code point U+"), F.lpad(code, F.greatest(F.lit(4), F.length(code)), "0"),
         F.lit(" at position "), F.length(before).cast("string")))
 
 

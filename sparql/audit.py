@@ -200,21 +200,18 @@ def compare(report: AuditReport, baseline: object) -> Comparison:
     finding is known when the earlier one has one of the same ``identity``. A nightly audit of a store
     that grows then fails on what last night added, including late lines dated earlier, which a
     --since window by event time misses (ut23 #2)."""
-    records = baseline_findings(baseline)
     before: dict[tuple, list[dict]] = {}
-    try:
-        for f in records:
-            before.setdefault(identity(f["kind"], f.get("time"), f.get("entity"), f["details"], f["events"],
-                                       f.get("summary")), []).append(f)
-    except (TypeError, ValueError):  # a detail json cannot write
-        raise InputError("the baseline is not an audit report (changeprov audit --format json)") from None
-    now = {_identity_of(f) for f in report.findings}
-    new = [f for f in report.findings if _identity_of(f) not in before]
-    known = [f for f in report.findings if _identity_of(f) in before]
-    changed = [f for f in known if all(b.get("summary") != f.summary for b in before[_identity_of(f)])]
+    for f in baseline_findings(baseline):
+        key = identity(f["kind"], f.get("time"), f.get("entity"), f["details"], f["events"], f.get("summary"))
+        before.setdefault(key, []).append(f)
+    keyed = [(f, _identity_of(f)) for f in report.findings]
+    now = {key for _, key in keyed}
+    new = [f for f, key in keyed if key not in before]
+    known = [f for f, key in keyed if key in before]
+    changed = [f for f, key in keyed if key in before and all(b.get("summary") != f.summary for b in before[key])]
     warnings = [f"the baseline is a report of {baseline.get(k)!r}, this one of {getattr(report, k)!r} ({k})"
                 for k in ("store", "since", "until") if baseline.get(k) != getattr(report, k)]
-    gone = [f for k, group in before.items() if k not in now for f in group]
+    gone = [f for key, group in before.items() if key not in now for f in group]
     return Comparison(new, known, gone, changed, warnings)
 
 

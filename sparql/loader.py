@@ -204,8 +204,8 @@ def manifest_warnings(root: Path, files: list[Path], *, before: int, after: int)
     """What about a loaded export does not agree with its ``manifest.json`` (ut7a #10, ut7b #6): no
     manifest, part files no run of it wrote or that it lists and are gone (each run lists its files;
     an older manifest without the lists is checked by file names), files of another size than their
-    run wrote, or, for a one-run export loaded into an empty store, a triple count other than the run's. Each means the files were changed after
-    the run; the load itself stands."""
+    run wrote, or, for a one-run export loaded into an empty store, a triple count other than the
+    run's. Each means the files were changed after the run; the load itself stands."""
     path = root / "manifest.json"
     try:
         manifest = json.loads(path.read_text("utf-8"))
@@ -242,9 +242,9 @@ def manifest_warnings(root: Path, files: list[Path], *, before: int, after: int)
     if bad:  # the manifest is wrong, not the files (rv38 #7)
         warnings.append(f"manifest.json gives {len(bad)} part file(s) no size in bytes (file_bytes): "
                         + ", ".join(map(str, bad[:5])) + (" …" if len(bad) > 5 else ""))
-    changed = sorted(p.relative_to(root).as_posix() for p in files
-                     if p.relative_to(root).as_posix() not in bad
-                     and sizes.get(p.relative_to(root).as_posix(), p.stat().st_size) != p.stat().st_size)
+    on_disk = {p.relative_to(root).as_posix(): p.stat().st_size for p in files}
+    changed = sorted(name for name, size in on_disk.items()
+                     if name in sizes and name not in bad and sizes[name] != size)
     if changed:
         warnings.append(f"{len(changed)} part file(s) differ in size from what their run wrote (cut short by a "
                         "copy, or edited): " + ", ".join(changed[:5]) + (" …" if len(changed) > 5 else ""))
@@ -346,10 +346,11 @@ def load_export(store: TripleStore, export_dir: str | Path,
                 progress: Callable[[str], None] = lambda _msg: None, *, jobs: int | None = None,
                 optimize: bool = True) -> LoadReport:
     """Load every committed partition of ``export_dir`` (or one N-Triples file, as ``changeprov map``
-    writes it) into ``store``, in ``jobs`` parallel groups where the store supports it (the embedded one). ``jobs=None`` picks all-or-nothing ways: into an
-    empty store ``auto_jobs()`` groups, emptied again if one fails; otherwise one group. Then, with
-    ``optimize`` and when triples were added, compact the store's indexes (included in ``seconds``):
-    without it, lookups on a store grown by big loads read many overlapping files."""
+    writes it) into ``store``, in ``jobs`` parallel groups where the store supports it (the embedded
+    one). ``jobs=None`` picks all-or-nothing ways: into an empty store ``auto_jobs()`` groups, emptied
+    again if one fails; otherwise one group. Then, with ``optimize`` and when files were read, compact
+    the store's indexes (included in ``seconds``): without it, lookups on a store grown by big loads
+    read many overlapping files."""
     given = export_root(export_dir)
     # before the files: a run that commits meanwhile may be in them, or not
     running = running_export(given) if given.is_dir() else None

@@ -193,7 +193,7 @@ def python_value(term: Term | None) -> object:
             return when.replace(tzinfo=_dt.timezone.utc) if when.tzinfo is None else when.astimezone(_dt.timezone.utc)
         if kind == "date":
             return _dt.date.fromisoformat(text[:10])  # its zone, if any, says nothing about the day
-    except (ValueError, OverflowError):  # a lexical form outside Python's range (a year 0, a 20-digit second): as written
+    except (ValueError, OverflowError):  # a lexical form outside Python's range (a year 0): as written
         return text
     return text
 
@@ -726,8 +726,9 @@ class RemoteStore(TripleStore):
     def _refused(self, url: str, code: int) -> str:
         """What to do about a 401 / 403: which credentials went, and where they come from."""
         sent = self._headers.get("Authorization", "").split(" ")[0]
-        how = (f"{'a bearer token from the environment was' if sent == 'Bearer' else 'basic credentials from the environment were'} sent"
-               if sent else f"no credentials were sent: set {ENV_TOKEN}, or {ENV_USER} and {ENV_PASSWORD}")
+        what = "a bearer token from the environment was" if sent == "Bearer" else \
+            "basic credentials from the environment were"
+        how = (f"{what} sent" if sent else f"no credentials were sent: set {ENV_TOKEN}, or {ENV_USER} and {ENV_PASSWORD}")
         return f"{url} refused access (HTTP {code}): {how}"
 
     def _wrapper(self, query: str, accept: str):
@@ -891,8 +892,6 @@ class RemoteStore(TripleStore):
 
 
 # ----------------------------------------------------------------------------- factory
-
-
 
 
 def open_store(kind: str = "embedded", *, path: str | Path | None = None, endpoint: str | None = None,
