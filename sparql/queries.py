@@ -519,7 +519,13 @@ def _close_entities(store: TripleStore, value: str) -> str:
     if found:
         more = f", … ({len(found)}{'+' if len(found) == 200 else ''} in all: query find-entity)" if len(found) > 5 else ""
         return f"; names containing {value[:80]!r}: {', '.join(found[:5])}{more}"
-    close = _closest(value, [n.value for (n,) in store.select(_ENTITY_NAMES).rows], n=3, cutoff=0.8)
+    names = [n.value for (n,) in store.select(_ENTITY_NAMES).rows]
+    # find-entity lists entities with events; a column has none, but can be queried (rv37 #7)
+    part = sorted(n for n in names if value.lower() in n.lower())
+    if part:
+        more = f", … ({len(part)} in all)" if len(part) > 5 else ""
+        return f"; names containing {value[:80]!r}: {', '.join(part[:5])}{more}"
+    close = _closest(value, names, n=3, cutoff=0.8)
     return f"; did you mean: {', '.join(close)}" if close else ""
 
 

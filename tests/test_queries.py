@@ -2027,6 +2027,9 @@ def test_an_unknown_tag_gets_the_closest_names(embedded, tag, hint):
     ("mysql_prod.ecomerce.sales.orders", "; did you mean: mysql_prod.ecommerce.sales.orders, "  # the closest first
                                          "mysql_prod.ecommerce.sales.orders.order_id, "
                                          "mysql_prod.ecommerce.sales.orders.created_at"),
+    # rv37 #7: a column has no events of its own, so find-entity does not list it
+    ("sales.orders.customer_email", "; names containing 'sales.orders.customer_email': "
+                                    "mysql_prod.ecommerce.sales.orders.customer_email"),
     ("Nothing.Like.It", ""),
 ])
 def test_an_unknown_entity_gets_the_closest_names(embedded, entity, hint):
