@@ -1404,6 +1404,7 @@ EXAMPLES = {
     "downstream": {"entity": ORDERS, "as_of": "2024-03-12"},
     "entity-history": {"entity": FCT},
     "entity-state": {"entity": OM_ORDERS, "as_of": "2026-09-03"},
+    "event-types": {"since": "2024-03-10", "until": "2026-09-05"},
     "find-entity": {"text": "Orders"},
     "impact": {"entity": OM_ORDERS},
     "job-candidates": {"dataset": STG_C},
@@ -2044,6 +2045,27 @@ def test_an_unknown_entity_in_a_big_store_gets_a_pointer_to_find_entity(embedded
     with pytest.raises(InputError, match=r"; to search the names of its \d+ entities by a part, in any case: "
                                          r"changeprov query find-entity --param text=PART$"):
         run_query(embedded, "entity-history", {"entity": "mysql_prod.ecomerce.sales.orders"})
+
+
+def test_event_types_count_the_corpus_lines_by_type(embedded, shared_dir):
+    """What a store holds, counted from the corpus's lines without the mapper: an OpenMetadata
+    eventType (entityUpdated is EntityUpdated) and a DataHub MCL changeType (UPSERT is MclUpsert)."""
+    want: dict[str, list[str]] = {}
+    for path, key, name in (("openmetadata/change_events.jsonl", "eventType", lambda v: v[0].upper() + v[1:]),
+                            ("datahub/metadata_change_log.jsonl", "changeType", lambda v: "Mcl" + v.title())):
+        for line in (shared_dir / "corpus" / path).read_text().splitlines():
+            event = json.loads(line)
+            time = event.get("timestamp") or event["created"]["time"]
+            want.setdefault(name(event[key]), []).append(time)
+    rows = {r["event_type"]: r for r in run_query(embedded, "event-types").python()}
+    for kind, times in want.items():
+        got = rows[kind]
+        assert (got["events"], rfc3339_to_ms(got["first"].isoformat()), rfc3339_to_ms(got["last"].isoformat())) == (
+            len(times), min(times), max(times)), kind
+    # every event of the store has a type, so the types add up to all of them (platform events too)
+    (total,) = embedded.select("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+                               "SELECT (COUNT(DISTINCT ?e) AS ?n) WHERE { ?e om:timestamp ?t }").rows
+    assert sum(r["events"] for r in rows.values()) == int(total[0].value) > sum(map(len, want.values()))
 
 
 def test_find_entity_finds_names_by_part_in_any_case(embedded):
