@@ -50,16 +50,22 @@ Term = ox.NamedNode | ox.Literal | ox.BlankNode
 # What cannot hold the SERVICE keyword, removed before looking for it: comments, strings, IRIs and
 # variables (``?service``, ``"customer service"`` and ``<…/service>`` were refused when the whole text
 # was searched). An IRI has no space, so ``?a < ?b`` is no IRI. Outside a string a backslash only
-# escapes a character of a prefixed name (``ex:a\#b``, ``ex:a\'``): that character opens nothing.
+# escapes a character of a prefixed name (``ex:a\#b``, ``ex:a\'``): that character opens nothing. A
+# comment ends at CR as well as LF, as the engine ends it (rv40 H1).
 _NOT_KEYWORDS = re.compile("|".join((
     r'"""(?:[^"\\]|\\.|"(?!""))*"""', r"'''(?:[^'\\]|\\.|'(?!''))*'''",  # long strings
-    r'"(?:[^"\\\n]|\\.)*"', r"'(?:[^'\\\n]|\\.)*'",                       # strings
+    r'"(?:[^"\\\n\r]|\\.)*"', r"'(?:[^'\\\n\r]|\\.)*'",                 # strings
     r'<[^<>"{}|^`\\\x00-\x20]*>',                                         # IRIs
     r"[?$][\w\u00b7\u0300-\u036f\u203f-\u2040]+",                         # variables
-    r"#[^\n]*",                                                           # comments
+    r"#[^\n\r]*",                                                         # comments
 )).join((r"(?<!\\)(?:", ")")), re.DOTALL)
-# the keyword, not part of a prefixed name (ex:service, service:x) or of a longer word
-_SERVICE = re.compile(r"(?<![\w:.\-])SERVICE(?![\w:\-])", re.IGNORECASE)
+# What is left is read as the engine's lexer reads it: a number (``1.SERVICE`` is 1, ".", SERVICE), or
+# a word. A word with a colon is one prefixed name or blank node label (``ex:a.service``, ``_:b.x``;
+# a local name cannot end in "."); a word without one is keywords joined by "." or "-"
+# (``true.SERVICE``), each checked. The regex this replaces skipped SERVICE after any ".", the
+# triple separator included: ``{} .SERVICE <…>`` ran (rv40 H1).
+_NAME_CHARS = r"\w\u00b7\u0300-\u036f\u203f-\u2040"
+_TOKEN = re.compile(rf"(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[{_NAME_CHARS}:][{_NAME_CHARS}.\-:]*")
 _CODEPOINT = re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})")
 
 
@@ -77,7 +83,12 @@ def has_service(query: str) -> bool:
     >>> has_service('SELECT ?service WHERE { ?s <http://x/service> "customer service" } # no SERVICE here')
     False
     """
-    return bool(_SERVICE.search(_NOT_KEYWORDS.sub(" ", _CODEPOINT.sub(_codepoint, query))))
+    code = _NOT_KEYWORDS.sub(" ", _CODEPOINT.sub(_codepoint, query))
+    for m in _TOKEN.finditer(code):
+        word = m.group(0)
+        if ":" not in word and not word[0].isdigit() and "service" in re.split(r"[.\-]", word.lower()):
+            return True
+    return False
 
 
 def refuse_service(query: str, *, allow_service: bool = False) -> None:

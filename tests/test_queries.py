@@ -1624,6 +1624,13 @@ def test_service_refused_unless_allowed(tmp_path, db, capsys):
     ("SELECT * WHERE { \\u0053ERVICE <http://127.0.0.1:9/s> { ?s ?p ?o } }", True),  # Jena applies \u first
     ("SELECT * WHERE { ?s <http://x/p> ex:a\\# . SERVICE <http://127.0.0.1:9/s> { ?s ?p ?o } }", True),
     ("SELECT * WHERE { ?s ?p \"a\" . SERVICE ?endpoint { ?s ?p ?o } }", True),
+    # rv40 H1: SERVICE right after a "." (the triple separator, after a term or a number) ran
+    ("SELECT * WHERE { {} .SERVICE <http://127.0.0.1:9/s> { ?s ?p ?o } }", True),
+    ("SELECT * WHERE { ?a ?b 1.SERVICE SILENT <http://127.0.0.1:9/s> { ?s ?p ?o } }", True),
+    ("SELECT * WHERE { ?a ?b true.SERVICE <http://127.0.0.1:9/s> { ?s ?p ?o } }", True),
+    ("SELECT * WHERE { ?a ?b \"x\".SERVICE <http://127.0.0.1:9/s> { ?s ?p ?o } }", True),
+    ("SELECT * WHERE { _:b ?b ?c .SERVICE <http://127.0.0.1:9/s> { ?s ?p ?o } }", True),
+    ("PREFIX ex: <http://example.org/> SELECT * WHERE { ?s ex:a.service ?o ; ex:service.x ?x }", False),
     ("SELECT ?service WHERE { ?service ?p \"customer service\" } # no service", False),
     ("SELECT * WHERE { ?s <http://example.org/service> $service . FILTER(?s != <http://x/a#SERVICE>) }", False),
     ("PREFIX ex: <http://example.org/> SELECT * WHERE { ?s ex:service ?o ; ex:my-service ?x }", False),
@@ -1639,6 +1646,16 @@ def test_service_is_found_as_a_keyword_not_as_a_word(tmp_path, text, refused):
         with pytest.raises(InputError, match="SERVICE"):
             run_query(open_store("memory"), q)
     else:
+        run_query(open_store("memory"), q)
+
+
+def test_a_comment_ended_by_a_carriage_return_hides_no_service():
+    """rv40 H1: the engine ends a comment at CR, the guard read on to the next LF (library callers'
+    text; a file is read with universal newlines)."""
+    from changeprov.sparql.queries import parse_header
+
+    q = parse_header("adhoc", "SELECT * WHERE { {} # note\rSERVICE <http://127.0.0.1:9/s> { ?s ?p ?o }\n}\n")
+    with pytest.raises(InputError, match="SERVICE"):
         run_query(open_store("memory"), q)
 
 
