@@ -7,7 +7,10 @@ show up as a console error in the browser test rather than as a silent request.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
+import re
 from collections import defaultdict
 from html import escape
 
@@ -15,7 +18,6 @@ from changeprov.sparql.audit import KINDS, AuditReport, Finding, Lineage, short_
 
 MAX_EVENTS_SHOWN = 10
 MAX_FINDINGS_SHOWN = 200
-CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
 
 
 CSS = """
@@ -51,14 +53,28 @@ JS = """
   root.setAttribute('data-rendered', 'yes');
 })();
 """
+# the one inline script by its hash, not 'unsafe-inline', which would also run a javascript: link
+CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
+       f"script-src 'sha256-{base64.b64encode(hashlib.sha256(JS.encode()).digest()).decode()}'")
 
 
 def _e(text) -> str:
     return escape(str(text), quote=True)
 
 
+_WEB = re.compile(r"https?://", re.IGNORECASE)
+
+
+def _link(iri: str, inner: str, *, attrs: str = "") -> str:
+    """``inner`` (HTML) linked to ``iri`` if it is a web address; any other IRI a store holds
+    (``urn:``, or a crafted ``javascript:``) is shown, not linked (rv40 M4)."""
+    tag = "a" if _WEB.match(iri) else "span"
+    target = f'href="{_e(iri)}"' if tag == "a" else f'title="{_e(iri)}"'
+    return f"<{tag}{attrs} {target}>{inner}</{tag}>"
+
+
 def _event_links(events: list[str]) -> str:
-    shown = "".join(f'<a href="{_e(ev)}" title="{_e(ev)}">{_e(ev.rsplit("/", 1)[-1][:12])}</a>'
+    shown = "".join(_link(ev, _e(ev.rsplit("/", 1)[-1][:12]), attrs=f' title="{_e(ev)}"' if _WEB.match(ev) else "")
                     for ev in events[:MAX_EVENTS_SHOWN])
     more = len(events) - MAX_EVENTS_SHOWN
     return shown + (f'<span class="muted">+{more} more (see --format json)</span>' if more > 0 else "")
@@ -191,10 +207,11 @@ def lineage_svg(lineage: Lineage, *, svg_id: str = "lineage-graph") -> str:
         mid = (sx + tx) / 2
         style = 'stroke="#566573"' if e["valid"] else 'stroke="#c0392b" stroke-dasharray="6 4"'
         state = "valid" if e["valid"] else "removed"
-        parts.append(f'<a href="{_e(e["edge"])}"><path class="edge edge-{state}" d="M{sx:.1f},{sy:.1f} '
-                     f'C{mid:.1f},{sy:.1f} {mid:.1f},{ty:.1f} {tx:.1f},{ty:.1f}" fill="none" {style} '
-                     f'stroke-width="1.6" marker-end="url(#arrow)"><title>{_e(short_name(names[down]))} ← '
-                     f'{_e(short_name(names[up]))} ({state})</title></path></a>')
+        path = (f'<path class="edge edge-{state}" d="M{sx:.1f},{sy:.1f} '
+                f'C{mid:.1f},{sy:.1f} {mid:.1f},{ty:.1f} {tx:.1f},{ty:.1f}" fill="none" {style} '
+                f'stroke-width="1.6" marker-end="url(#arrow)"><title>{_e(short_name(names[down]))} ← '
+                f'{_e(short_name(names[up]))} ({state})</title></path>')
+        parts.append(f'<a href="{_e(e["edge"])}">{path}</a>' if _WEB.match(e["edge"]) else path)
     for node in sorted(names):
         x, y = xy(node)
         focus = node == lineage.entity
@@ -218,7 +235,7 @@ def _finding_rows(findings: list[Finding], new: set[int] | None = None) -> str:
         findings = sorted(findings, key=lambda f: id(f) not in new)
     rows = []
     for f in findings[:MAX_FINDINGS_SHOWN]:
-        entity = (f'<a class="name" href="{_e(f.entity)}">{_e(short_name(f.entity_name))}</a>'
+        entity = (_link(f.entity, _e(short_name(f.entity_name)), attrs=' class="name"')
                   if f.entity else '<span class="muted">–</span>')
         mark = '<span class="sev sev-new">new</span> ' if new is not None and id(f) in new else ""
         rows.append(f"<tr><td>{_e(f.time)}</td><td>{entity}</td><td>{mark}{_e(f.summary)}</td>"
@@ -262,7 +279,8 @@ def render_html(report: AuditReport, *, new: list[Finding] | None = None) -> str
     out.append("</div><h3>Most changed entities</h3><table><tr><th>entity</th><th>events</th><th>users</th>"
                "<th>last change</th></tr>")
     for t in report.top_entities:
-        out.append(f'<tr><td><a class="name" href="{_e(t["entity"])}">{_e(short_name(t["entity_name"]))}</a></td>'
+        name = _link(t["entity"], _e(short_name(t["entity_name"])), attrs=' class="name"')
+        out.append(f'<tr><td>{name}</td>'
                    f'<td>{t["events"]}</td><td>{t["users"]}</td><td>{_e(t["last_change"])}</td></tr>')
     out.append("</table></section>")
     # lineage

@@ -407,6 +407,23 @@ def test_html_is_self_contained_and_escaped(report):
     assert "<script>alert" not in page
 
 
+def test_html_links_only_web_addresses(report):
+    """rv40 M4: any IRI the store held was a link, a crafted javascript: one too, and the page's CSP
+    ('unsafe-inline' scripts) let a click run it. Now only http(s) IRIs are links, and the one inline
+    script is allowed by its hash."""
+    import dataclasses
+
+    evil = "javascript:alert(document.domain)//x"
+    finding = dataclasses.replace(report.findings[0], entity=evil, events=[evil, report.findings[0].events[0]])
+    lineage = dataclasses.replace(report.lineage, edges=[dict(e, edge=evil) for e in report.lineage.edges])
+    top = [dict(t, entity=evil) for t in report.top_entities]
+    page = render_html(dataclasses.replace(report, findings=[finding], lineage=lineage, top_entities=top))
+    assert "href=\"javascript" not in page and f'title="{evil}"' in page
+    assert f'href="{report.findings[0].events[0]}"' in page
+    csp = re.search(r'Content-Security-Policy" content="([^"]*)"', page).group(1)
+    assert "script-src 'sha256-" in csp and "'unsafe-inline'" not in csp.split("script-src")[1]
+
+
 _ANY_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+(?:Z|[+-][0-9]{2}:[0-9]{2})?")
 _DISPLAY_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z")
 
