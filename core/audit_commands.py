@@ -8,6 +8,7 @@ from contextlib import nullcontext
 from pathlib import Path
 
 from changeprov.store_commands import _store_args
+from changeprov.terminal import visible
 
 AUDIT_EPILOG = """\
 Exit codes: 0 = no findings (of --fail-on's severity or higher), 1 = findings were reported (normal for
@@ -96,5 +97,5 @@ def run_audit(args: argparse.Namespace) -> int:
         print(f"audit: {len(compared.new)} new since {args.baseline}, {len(compared.known)} known "
               f"({len(compared.changed)} with another text), {len(compared.gone)} gone", file=sys.stderr)
         for warning in compared.warnings:
-            print(f"changeprov audit: warning: {warning}", file=sys.stderr)
+            print(f"changeprov audit: warning: {visible(warning)}", file=sys.stderr)
     return 1 if any(f.severity in FAIL_ON[args.fail_on] for f in counted) else 0

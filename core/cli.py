@@ -17,6 +17,7 @@ from typing import Sequence
 
 from changeprov import __version__
 from changeprov.errors import ChangeprovError
+from changeprov.terminal import visible
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -66,8 +67,9 @@ _QUOTED_CONTROL = re.compile(r"'([\x00-\x1f\x7f])'")
 
 
 def one_line(message: str) -> str:
-    """An error message as one line: a control character an engine quotes is named (U+000A), and
-    line breaks of a message that spans lines become spaces.
+    """An error message as one line: a control character an engine quotes is named (U+000A), line
+    breaks of a message that spans lines become spaces, and other controls (an escape sequence in a
+    name the store suggests) are shown as \\uXXXX.
 
     >>> one_line("Invalid IRI code point '\\n'")
     "Invalid IRI code point 'U+000A'"
@@ -75,7 +77,7 @@ def one_line(message: str) -> str:
     'expected one of a, b'
     """
     named = _QUOTED_CONTROL.sub(lambda m: f"'U+{ord(m.group(1)):04X}'", message)
-    return re.sub(r"\s*[\r\n]+\s*", " ", named).strip()
+    return visible(re.sub(r"\s*[\r\n]+\s*", " ", named).strip())
 
 
 TRACEBACK_ENV = "CHANGEPROV_TRACEBACK"

@@ -11,6 +11,7 @@ from typing import Callable, Iterable
 import changeprov.audit_commands as _audit_cmds
 import changeprov.check_commands as _check_cmds
 import changeprov.store_commands as _store_cmds
+from changeprov.terminal import visible
 
 
 @dataclass(frozen=True)
@@ -166,7 +167,7 @@ def _run_export(args: argparse.Namespace) -> int:
     if sys.stderr.isatty():
         conf.setdefault("spark.ui.showConsoleProgress", "true")
     def progress(msg: str) -> None:
-        print(f"[export] {msg}", file=sys.stderr, flush=True)
+        print(f"[export] {visible(msg)}", file=sys.stderr, flush=True)
 
     _check_local_out(args.out)
     refuse_if_busy(args.out)

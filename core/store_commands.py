@@ -7,6 +7,8 @@ import shutil
 import sys
 from pathlib import Path
 
+from changeprov.terminal import visible
+
 
 def _store_args(p: argparse.ArgumentParser) -> None:
     g = p.add_mutually_exclusive_group()
@@ -93,7 +95,7 @@ def run_load(args: argparse.Namespace) -> int:
     print(f"loaded {report.files} file(s) into {store.description}: {report.triples_added:,} triples added, "
           f"{report.triples_after:,} in the store, {report.seconds:.2f} s")
     for warning in report.warnings:
-        print(f"changeprov load: warning: {warning}", file=sys.stderr)
+        print(f"changeprov load: warning: {visible(warning)}", file=sys.stderr)
     # the load stands, but files were changed after the export run: a script (a nightly load) must be
     # able to tell without reading stderr, so it is a finding (exit 1), not success
     return 1 if report.warnings else 0
@@ -102,7 +104,7 @@ def run_load(args: argparse.Namespace) -> int:
 def _say(message: str) -> None:
     """A load's progress line on stderr, written in one piece (print writes the text and the newline
     apart, so lines said from two threads could glue)."""
-    sys.stderr.write(f"[load] {message}\n")
+    sys.stderr.write(f"[load] {visible(message)}\n")
     sys.stderr.flush()
 
 
@@ -113,7 +115,8 @@ def configure_query(p: argparse.ArgumentParser) -> None:
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="a query parameter, repeatable")
     p.add_argument("--format", choices=["table", "csv", "tsv", "json"], default="table",
                    help="table and csv print plain values; json is SPARQL 1.1 Query Results JSON (typed values); "
-                        "tsv is the W3C SPARQL results TSV (RDF terms). CONSTRUCT prints N-Triples")
+                        "tsv is the W3C SPARQL results TSV (RDF terms). CONSTRUCT prints N-Triples. csv and tsv keep "
+                        "values exactly: a cell may start with =, +, - or @ (a formula to a spreadsheet)")
     p.add_argument("--allow-service", action="store_true",
                    help="allow SERVICE clauses (federated queries make outbound HTTP requests)")
     _store_args(p)
@@ -159,7 +162,7 @@ def run_query_cmd(args: argparse.Namespace) -> int:
         else:  # CONSTRUCT / DESCRIBE: the graph as N-Triples
             out = render_graph(store.construct(q.text, bind_params(store, q, params, notes=notes)), "nt")
     for note in notes:
-        print(f"note: {note}", file=sys.stderr)
+        print(f"note: {visible(note)}", file=sys.stderr)
     sys.stdout.write(out)
     return 0
 
@@ -178,6 +181,6 @@ def run_describe(args: argparse.Namespace) -> int:
     with store_from_args(args, read_only=True) as store:
         triples = describe_triples(store, args.entity, notes=notes)
     for note in notes:
-        print(f"note: {note}", file=sys.stderr)
+        print(f"note: {visible(note)}", file=sys.stderr)
     sys.stdout.write(render_graph(triples, args.format))
     return 0

@@ -13,6 +13,7 @@ import pyoxigraph as ox
 from changeprov.mapping.emit import value_literal
 from changeprov.mapping.vocab import XSD_DATETIME, XSD_DECIMAL, XSD_STRING
 from changeprov.sparql.stores import Rows
+from changeprov.terminal import visible
 
 FORMATS = ("table", "csv", "tsv", "json")
 _DATETIME = re.compile(r"(-?[0-9]{4,}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2})(?:\.([0-9]+))?"
@@ -131,7 +132,7 @@ _IDENTIFIER = re.compile(r"[^\s{\[\"][^\s]*")
 def _cell(term, width: int = 80) -> str:
     if term is None:
         return ""
-    text = display_value(term).replace("\n", "\\n").replace("\t", " ").replace("\r", "\\r")
+    text = visible(display_value(term).replace("\n", "\\n").replace("\t", " ").replace("\r", "\\r"))
     # IRIs, URNs and FQNs stay whole: they are what a user copies into the next query (ut5a #11);
     # long values (JSON, descriptions) are cut, --format csv has them whole
     if len(text) <= width or isinstance(term, ox.NamedNode) or _IDENTIFIER.fullmatch(text):

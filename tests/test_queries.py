@@ -1659,6 +1659,24 @@ def test_a_comment_ended_by_a_carriage_return_hides_no_service():
         run_query(open_store("memory"), q)
 
 
+def test_escape_sequences_in_names_do_not_reach_the_terminal(tmp_path, capsys):
+    """rv40 M1: a catalog name with an escape sequence (clear screen, window title) or a bidi override
+    was printed raw in the table and in the error's suggestions; CSV keeps the data as it is."""
+    fqn = "svc.db.sch.t\x1b[2J\x1b]0;pwned\x07\u202eFAKE"
+    event = _om_lifecycle(1, "entityCreated", "t-1", 1_704_139_200_000, 0.1, 0.1)
+    store = _store_of([dict(event, entityFullyQualifiedName=fqn)], tmp_path)
+    store.close()
+    db = str(tmp_path / "db")
+    assert main(["query", "find-entity", "--param", "text=FAKE", "--store", db]) == 0
+    out = capsys.readouterr().out
+    assert "svc.db.sch.t\\u001B[2J\\u001B]0;pwned\\u0007\\u202EFAKE" in out and "\x1b" not in out
+    assert main(["query", "entity-history", "--param", "entity=FAKE", "--store", db]) == 2
+    err = capsys.readouterr().err
+    assert "names containing 'FAKE': svc.db.sch.t\\u001B[2J" in err and "\x1b" not in err and "\u202e" not in err
+    assert main(["query", "find-entity", "--param", "text=FAKE", "--store", db, "--format", "csv"]) == 0
+    assert fqn in capsys.readouterr().out
+
+
 def test_adhoc_file_query_with_header_params(tmp_path, db, capsys):
     rq = tmp_path / "mine.rq"
     rq.write_text("# summary: events of one user\n# param: who user required  a user\n"

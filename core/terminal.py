@@ -1,0 +1,26 @@
+"""Text from the store or the input, made safe to print on a terminal.
+
+Catalog names and values are data anyone with write access to OpenMetadata or DataHub chooses: an
+escape sequence in a table name could clear the screen, recolour or retitle the terminal, or hide
+rows, when printed raw (rv40 M1). Display paths show such characters as ``\\uXXXX``; data formats
+(CSV, JSON, N-Triples, Turtle) keep the value as it is, escaped by their own rules.
+"""
+
+from __future__ import annotations
+
+import re
+
+# C0 and C1 controls, DEL, and the bidirectional controls that reorder what follows them
+_INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def visible(text: str) -> str:
+    """``text`` with control and bidi-override characters written as ``\\uXXXX`` (tab and line feed
+    are left to the caller, which knows whether a line may break).
+
+    >>> visible("t\\x1b[2Jx\\u202eabc")
+    't\\\\u001B[2Jx\\\\u202Eabc'
+    >>> visible("plain, ünïcode and\\ttab")
+    'plain, ünïcode and\\ttab'
+    """
+    return _INVISIBLE.sub(lambda m: f"\\u{ord(m.group(0)):04X}", text)
