@@ -108,6 +108,14 @@ def committed_partitions(export_dir: str | Path) -> list[Path]:
                     and not p.name.endswith(".crc"))
     if strays:
         raise InputError(f"{root} has files outside the partition layout: {', '.join(strays[:5])}")
+    # an export copied from elsewhere (an archive, a bucket) is read only inside itself: a symbolic link
+    # out of it would load whatever it points to (rv40 M2)
+    real = root.resolve()
+    outside = [str(p.relative_to(root)) for p in parts if not p.resolve().is_relative_to(real)]
+    if outside:
+        raise InputError(f"{root} has part files that lead outside it through a symbolic link: "
+                         f"{', '.join(outside[:5])}{' …' if len(outside) > 5 else ''}; an export is loaded only "
+                         "from inside its folder")
     return parts
 
 

@@ -89,6 +89,28 @@ def test_leftovers_of_a_run_killed_while_committing_need_a_run_that_commits(tmp_
         committed_partitions(exp)
 
 
+@pytest.mark.parametrize("link", ["file", "folder"])
+def test_a_symbolic_link_out_of_the_export_is_refused(tmp_path, link):
+    """rv40 M2: a part file or a partition folder linking out of the export was loaded."""
+    exp = make_export(tmp_path / "exp", {"x/2024-03-01/part-00000": NT})
+    outside = make_export(tmp_path / "elsewhere", {"x/2024-03-02/part-00000": NT})
+    (target,) = committed_partitions(outside)
+    where = committed_partitions(exp)[0].parent.parent
+    if link == "file":
+        (where / "date=2024-03-01" / "part-00001.nt").symlink_to(target)
+    else:
+        (where / "date=2024-03-02").symlink_to(target.parent, target_is_directory=True)
+    with pytest.raises(InputError, match="lead outside it through a symbolic link: triples/source=x/date=2024-03-0"):
+        committed_partitions(exp)
+    # a link inside the export is the export's own business
+    (exp / "triples" / "source=y").symlink_to(where, target_is_directory=True)
+    if link == "file":
+        (where / "date=2024-03-01" / "part-00001.nt").unlink()
+    else:
+        (where / "date=2024-03-02").unlink()
+    assert len(committed_partitions(exp)) == 2
+
+
 def test_loader_refuses_uncommitted_and_cli_exits_2(tmp_path, capsys):
     exp = make_export(tmp_path / "exp", {"x/2024-03-01/part-00000": NT}, success=False)
     with pytest.raises(InputError, match="no _SUCCESS marker"):
