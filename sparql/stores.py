@@ -589,11 +589,16 @@ def _derive(endpoint: str) -> tuple[str | None, str | None]:
 
 
 def redacted(url: str) -> str:
-    """``url`` without a password in its user part, for messages."""
+    """``url`` for messages: its user part (a user name may be a token) and its query's values (an API
+    key) hidden (rv40 m1).
+
+    >>> redacted("http://tok3n@host:7878/query?apikey=k3y&x=1")
+    'http://***@host:7878/query?apikey=***&x=***'
+    """
     parts = urllib.parse.urlsplit(url)
-    if parts.password is None:
-        return url
-    return urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.replace(":" + parts.password + "@", ":***@", 1)))
+    netloc = "***@" + parts.netloc.rsplit("@", 1)[1] if "@" in parts.netloc else parts.netloc
+    query = "&".join(f"{k.split('=', 1)[0]}=***" for k in parts.query.split("&")) if parts.query else ""
+    return urllib.parse.urlunsplit(parts._replace(netloc=netloc, query=query))
 
 
 def _drained(read, what: str):
@@ -716,13 +721,16 @@ class RemoteStore(TripleStore):
         self.graph_store = graph_store or (gsp if not update_endpoint else None)
         self.timeout = timeout
         self.batch_bytes = batch_bytes
-        self.description = f"SPARQL endpoint {endpoint}"
+        self.shown = redacted(endpoint)  # for messages
+        self.description = f"SPARQL endpoint {self.shown}"
         self._headers = self._auth_headers()
 
     @staticmethod
     def _auth_headers() -> dict[str, str]:
         token, user, password = (_credential(name) for name in (ENV_TOKEN, ENV_USER, ENV_PASSWORD))
         if token:
+            if not token.isascii():  # an HTTP header carries Latin-1 at most; a bearer token is ASCII
+                raise ConfigError(f"{ENV_TOKEN} has a character that is not ASCII (a typographic quote?): fix the variable")
             return {"Authorization": "Bearer " + token}
         # a missing variable, not an empty value: say so instead of being refused (or sending nothing)
         if user is not None and password is None:
@@ -775,35 +783,35 @@ class RemoteStore(TripleStore):
             if "QueryBadFormed" in type(exc).__name__:
                 raise InputError(f"endpoint refused the query: {said or msg}") from None
             if type(exc).__name__ == "Unauthorized":
-                raise StoreError(self._refused(f"endpoint {self.endpoint}", 401)) from None
+                raise StoreError(self._refused(f"endpoint {self.shown}", 401)) from None
             if type(exc).__name__ == "EndPointNotFound":  # HTTP 404, most often a server's base URL
-                raise StoreError(f"endpoint {self.endpoint} answered 404 Not Found: --endpoint must be the "
+                raise StoreError(f"endpoint {self.shown} answered 404 Not Found: --endpoint must be the "
                                  "SPARQL query URL (oxigraph serve: http://HOST:PORT/query; Fuseki: "
                                  "http://HOST:PORT/DATASET/sparql)") from None
-            raise StoreError(f"endpoint {self.endpoint} failed: {msg}{f' ({said})' if said else ''}"
+            raise StoreError(f"endpoint {self.shown} failed: {msg}{f' ({said})' if said else ''}"
                              f"{_EXHAUSTED_HINT if 'temporarily unavailable' in said.lower() else ''}") from None
         except urllib.error.HTTPError as exc:
             if exc.code in _REDIRECTS:
-                raise _redirected(self.endpoint, exc) from None
+                raise _redirected(self.shown, exc) from None
             if exc.code == 403:
-                raise StoreError(self._refused(f"endpoint {self.endpoint}", 403)) from None
+                raise StoreError(self._refused(f"endpoint {self.shown}", 403)) from None
             said = _server_said(exc.read())
-            raise StoreError(f"endpoint {self.endpoint} failed: HTTP {exc.code} {exc.reason}"
+            raise StoreError(f"endpoint {self.shown} failed: HTTP {exc.code} {exc.reason}"
                              f"{f' ({said})' if said else ''}") from None
         except (urllib.error.URLError, OSError) as exc:
             if _tls_timeout(exc):  # https:// to a plain-http port: the handshake never gets an answer
-                raise _no_handshake(f"endpoint {self.endpoint}", self.timeout) from None
+                raise _no_handshake(f"endpoint {self.shown}", self.timeout) from None
             if isinstance(exc, TimeoutError) or isinstance(getattr(exc, "reason", None), TimeoutError):
                 # ut10b #2: "cannot reach" while the server was still computing the answer
-                raise StoreError(f"endpoint {self.endpoint} gave no answer within {self.timeout:g} s (--timeout): "
+                raise StoreError(f"endpoint {self.shown} gave no answer within {self.timeout:g} s (--timeout): "
                                  "the query may still be running there; a longer --timeout waits for it") from None
-            raise StoreError(f"cannot reach endpoint {self.endpoint}: {exc}") from None
+            raise StoreError(f"cannot reach endpoint {self.shown}: {exc}") from None
 
     def _results(self, data: bytes):
         try:
             return ox.parse_query_results(data, format=ox.QueryResultsFormat.JSON)
         except (SyntaxError, ValueError) as exc:  # a login page, a proxy's error page, another service
-            raise StoreError(f"endpoint {self.endpoint} did not answer with SPARQL results JSON ({first_text(exc)}; "
+            raise StoreError(f"endpoint {self.shown} did not answer with SPARQL results JSON ({first_text(exc)}; "
                              f"it sent {data[:60]!r})") from None
 
     def select(self, query, bindings=None) -> Rows:
@@ -814,7 +822,7 @@ class RemoteStore(TripleStore):
         names = [v.value for v in res.variables]
         # an error found while the server was already streaming its results ends the body (oxigraph)
         return Rows(names, _drained(lambda: [tuple(sol[n] for n in names) for sol in res],
-                                    f"endpoint {self.endpoint} broke off its results (it ended with {data[-120:]!r})"))
+                                    f"endpoint {self.shown} broke off its results (it ended with {data[-120:]!r})"))
 
     def ask(self, query, bindings=None) -> bool:
         res = self._results(self._fetch(query, bindings, "application/sparql-results+json"))
@@ -827,7 +835,7 @@ class RemoteStore(TripleStore):
         try:
             return list(ox.parse(data, format=ox.RdfFormat.N_TRIPLES))
         except SyntaxError as exc:
-            raise StoreError(f"endpoint {self.endpoint} did not answer with N-Triples ({first_text(exc)}; "
+            raise StoreError(f"endpoint {self.shown} did not answer with N-Triples ({first_text(exc)}; "
                              f"it sent {data[:60]!r})") from None
 
     def _post(self, url: str, body: bytes, content_type: str, *, sent: int = 0) -> None:
@@ -840,18 +848,18 @@ class RemoteStore(TripleStore):
                 resp.read()
         except urllib.error.HTTPError as exc:
             if exc.code in _REDIRECTS:
-                raise _redirected(url, exc) from None
+                raise _redirected(redacted(url), exc) from None
             if exc.code in (401, 403):
-                raise StoreError(f"{self._refused(url, exc.code)}; {before}") from None
+                raise StoreError(f"{self._refused(redacted(url), exc.code)}; {before}") from None
             hint = {404: f": is it the Graph Store URL? --graph-store URL gives it (derived from --endpoint: {url.split('?')[0]})",
                     413: f": the server takes smaller requests; --batch-bytes N sends less at a time (now {self.batch_bytes:,})"
                     }.get(exc.code, "")
             said = _server_said(exc.read())
-            raise StoreError(f"{url} refused the data: HTTP {exc.code}{f' ({said})' if said else ''}{hint}; {before}") from None
+            raise StoreError(f"{redacted(url)} refused the data: HTTP {exc.code}{f' ({said})' if said else ''}{hint}; {before}") from None
         except (urllib.error.URLError, OSError) as exc:
             if _tls_timeout(exc):
                 raise _no_handshake(url, self.timeout) from None
-            raise StoreError(f"cannot reach {url}: {exc}; {before}") from None
+            raise StoreError(f"cannot reach {redacted(url)}: {exc}; {before}") from None
 
     def _batches(self, stream) -> Iterator[bytes]:
         """The stream's lines in chunks of at most batch_bytes (a longer line alone): a gateway's limit of N

@@ -705,6 +705,12 @@ def test_a_remote_load_that_fails_midway_says_what_stays_in_the_store(tmp_path, 
     # ut15 #2: "a bug in changeprov", with the secret in the message
     ("http://127.0.0.1:1/query", {"CHANGEPROV_ENDPOINT_TOKEN": "s3cret\nx"},
      "CHANGEPROV_ENDPOINT_TOKEN contains a control character"),
+    # rv40 m1: a token as the URL's user part was shown in the refusal; m2: "a bug in changeprov"
+    ("http://s3cret@127.0.0.1:1/query", {}, "credentials in an endpoint URL are refused (http://***@127.0.0.1:1/query)"),
+    ("http://127.0.0.1:1/query", {"CHANGEPROV_ENDPOINT_TOKEN": "s3cret\u2019"},
+     "CHANGEPROV_ENDPOINT_TOKEN has a character that is not ASCII"),
+    # a key in the query string is no credential to refuse, but is not shown either
+    ("http://127.0.0.1:1/query?apikey=s3cret", {}, "cannot reach endpoint http://127.0.0.1:1/query?apikey=***"),
 ])
 def test_endpoint_credentials_come_only_from_the_environment_and_whole(url, env, message, monkeypatch, capsys):
     for name in ("CHANGEPROV_ENDPOINT_TOKEN", "CHANGEPROV_ENDPOINT_USER", "CHANGEPROV_ENDPOINT_PASSWORD"):
