@@ -264,8 +264,9 @@ def list_queries() -> list[NamedQuery]:
 
 
 def get_query(name: str) -> NamedQuery:
-    if not re.fullmatch(r"[a-z0-9][a-z0-9-]*", name or ""):
-        raise InputError(f"unknown query {name!r} (see `changeprov query --list`, or list_queries())")
+    # bounded: a name longer than a file name can be made the OS refuses (rv40 m3)
+    if not re.fullmatch(r"[a-z0-9][a-z0-9-]{0,99}", name or ""):
+        raise InputError(f"unknown query {name[:120]!r} (see `changeprov query --list`, or list_queries())")
     entry = _queries_dir().joinpath(name + ".rq")
     if not entry.is_file():
         known = ", ".join(q.name for q in list_queries())
