@@ -221,7 +221,10 @@ def baseline_findings(baseline: object) -> list[dict]:
     records = baseline.get("findings") if isinstance(baseline, dict) else None
     if not isinstance(records, list) or not all(
             isinstance(f, dict) and isinstance(f.get("kind"), str) and isinstance(f.get("details"), dict)
-            and isinstance(f.get("events"), list) for f in records):
+            and isinstance(f.get("events"), list) and all(isinstance(e, str) for e in f["events"])
+            # compared as keys: a list or an object here was an internal error (rv40 m4)
+            and all(isinstance(f.get(k), (str, type(None))) for k in ("time", "entity", "summary"))
+            for f in records):
         raise InputError("the baseline is not an audit report (changeprov audit --format json)")
     return records
 

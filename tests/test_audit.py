@@ -694,7 +694,10 @@ def test_a_nightly_audit_with_a_baseline_fails_on_what_the_night_added(tmp_path,
                  "--baseline", str(reports[1])]) == 1
     page = html.read_text()
     assert f", {len(new)} new since the baseline</p>" in page and page.count('<span class="sev sev-new">new</span>') == len(new)
-    for bad in ("[1]", "null", '{"findings": "abc"}', '{"findings": [1]}', "[" * 100_000):  # rv38 #5
+    # rv40 m4: an entity or time that is a list was an internal error
+    odd = [json.dumps(dict(last, findings=[dict(last["findings"][0], **{key: value})]))
+           for key, value in (("entity", ["x"]), ("time", {"a": 1}), ("events", [["e"]]))]
+    for bad in ("[1]", "null", '{"findings": "abc"}', '{"findings": [1]}', "[" * 100_000, *odd):  # rv38 #5
         (tmp_path / "not-a-report.json").write_text(bad)
         assert main(["audit", "--store", str(tmp_path / "n2" / "db"), "--baseline", str(tmp_path / "not-a-report.json"),
                      "--format", "json"]) == 2
