@@ -43,7 +43,8 @@ def lock_fields(text: str) -> dict:
 
 
 def alive(pid) -> bool:
-    if not isinstance(pid, int) or pid <= 0:
+    # a pid the OS cannot hold (a crafted or corrupt lock: 10**30 raised OverflowError, rv40 m5) is no process
+    if not isinstance(pid, int) or isinstance(pid, bool) or not 0 < pid < 2**31:
         return False
     try:
         os.kill(pid, 0)
