@@ -313,6 +313,17 @@ def from_jsonld(doc: dict | list) -> list[ox.Triple]:
 
 
 def to_turtle(triples) -> str:
-    """Turtle with the changeprov prefixes, triples in a stable order."""
-    data = ox.serialize(as_triples(triples), format=ox.RdfFormat.TURTLE, prefixes=TURTLE_PREFIXES)
-    return data.decode("utf-8")
+    """Turtle with the changeprov prefixes, triples in a stable order.
+
+    A prefix is left out when an IRI under it ends in ".": its prefixed name (``om-event:note\\.``) is
+    valid Turtle, but rdflib cannot read it (rv40 m6), so such IRIs are written whole.
+
+    >>> "<https://open-metadata.org/schema/type/changeEvent/note.>" in to_turtle([ox.Triple(
+    ...     ox.NamedNode("urn:x"), ox.NamedNode("https://open-metadata.org/schema/type/changeEvent/note."), ox.Literal("x"))])
+    True
+    """
+    triples = as_triples(triples)
+    dotted = {t.value for tr in triples for t in (tr.subject, tr.predicate, tr.object)
+              if isinstance(t, ox.NamedNode) and t.value.endswith(".")}
+    prefixes = {p: ns for p, ns in TURTLE_PREFIXES.items() if not any(iri.startswith(ns) for iri in dotted)}
+    return ox.serialize(triples, format=ox.RdfFormat.TURTLE, prefixes=prefixes).decode("utf-8")
