@@ -16,6 +16,7 @@ import socket
 import time
 from pathlib import Path
 
+from changeprov.exportlayout import alive
 from changeprov.mapping.terms import ms_to_xsd
 
 MARK = "changeprov-loading.json"
@@ -38,17 +39,8 @@ def finish(store: Path) -> None:
 
 
 def _running(info: dict) -> bool:
-    if info.get("host") != socket.gethostname() or not isinstance(info.get("pid"), int):
-        return False
-    if info["pid"] == os.getpid():
-        return False  # this process: an earlier load of ours that failed, not one running beside us
-    try:
-        os.kill(info["pid"], 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # alive, someone else's
-        return True
-    return True
+    # not this process: an earlier load of ours that failed, not one running beside us
+    return info.get("host") == socket.gethostname() and info.get("pid") != os.getpid() and alive(info.get("pid"))
 
 
 def unfinished(store: Path) -> str | None:
