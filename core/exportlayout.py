@@ -14,6 +14,8 @@ import re
 import socket
 from pathlib import Path
 
+from changeprov.errors import InputError
+
 #: the lock a running export holds in its folder (run id, host, pid, start: spark.job.acquire_lock)
 LOCK = "_export.lock"
 
@@ -22,9 +24,46 @@ LOCK = "_export.lock"
 PART_NAME = re.compile(r"part-(?:([0-9a-f]{12})-)?[0-9]{5}\.(?:nt|nt\.gz|jsonl)")
 
 
+#: what a run's record holds, where present, for the readers of a manifest (each reads some)
+_RUN_FIELDS = {"inputs": list, "files": list, "file_bytes": dict, "counts": dict}
+
+
+def parse_manifest(text: str, where: str) -> dict:
+    """An export's ``manifest.json``, checked for the shape its readers rely on; InputError naming
+    ``where`` otherwise. One reader for the export job and the loader: five had four policies, and an
+    append into an export with a damaged manifest failed after moving its files (mq1 #2).
+
+    >>> parse_manifest('{"run_id": "a", "previous_runs": [{"run_id": "b"}]}', "m.json")["run_id"]
+    'a'
+    >>> parse_manifest('{"previous_runs": 5}', "m.json")
+    Traceback (most recent call last):
+    ...
+    changeprov.errors.InputError: m.json is not an export manifest: previous_runs is not a list of runs
+    """
+    try:
+        manifest = json.loads(text)
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
+        raise InputError(f"{where} is not an export manifest: not JSON ({type(exc).__name__})") from None
+    if not isinstance(manifest, dict):
+        raise InputError(f"{where} is not an export manifest: not a JSON object")
+    previous = manifest.get("previous_runs", [])
+    if not isinstance(previous, list) or not all(isinstance(r, dict) for r in previous):
+        raise InputError(f"{where} is not an export manifest: previous_runs is not a list of runs")
+    for run in (manifest, *previous):
+        for key, kind in _RUN_FIELDS.items():
+            if run.get(key) is not None and not isinstance(run[key], kind):
+                raise InputError(f"{where} is not an export manifest: a run's {key} is not a JSON {kind.__name__}")
+    return manifest
+
+
+def manifest_runs(manifest: dict) -> list[dict]:
+    """Every run a (parsed) manifest records: its own and the earlier ones an append kept."""
+    return [manifest, *manifest.get("previous_runs", [])]
+
+
 def run_ids(manifest: dict) -> set[str]:
     """The 12-digit run ids in an append run's file names, of every run a manifest records."""
-    return {str(r["run_id"])[:12] for r in [manifest, *manifest.get("previous_runs", [])] if r.get("run_id")}
+    return {str(r["run_id"])[:12] for r in manifest_runs(manifest) if r.get("run_id")}
 
 
 def written_by_a_run(name: str, ids: set[str], *, overwrite_run: bool = True) -> bool:

@@ -33,7 +33,8 @@ from pyspark.sql import functions as F
 
 from changeprov import __version__
 from changeprov.errors import InputError, SparkError
-from changeprov.exportlayout import LOCK, alive, lock_fields, lock_holder, run_ids, written_by_a_run
+from changeprov.exportlayout import (LOCK, alive, lock_fields, lock_holder, manifest_runs, parse_manifest, run_ids,
+                                     written_by_a_run)
 from changeprov.mapping.decode import BOM, BOM_DETAIL, RAW_LIMIT, REASONS
 from changeprov.mapping.vocab import rules
 from changeprov.ontology import VERSION_IRI
@@ -404,11 +405,10 @@ def read_before(out: str, inputs: Sequence[str]) -> list[str]:
     lines counted twice (ut23 #5). By path only: a file rotated under one name is another file."""
     local = local_out(out)
     try:
-        manifest = json.loads((local / "manifest.json").read_text("utf-8")) if local is not None else {}
-        runs = [manifest, *manifest.get("previous_runs", [])]
-        seen = {i for run in runs for i in run.get("inputs") or [] if isinstance(i, str)}
-    except (OSError, ValueError, AttributeError, TypeError, RecursionError):  # the run itself will say
+        manifest = parse_manifest((local / "manifest.json").read_text("utf-8"), "") if local is not None else {}
+    except (OSError, InputError):  # the run itself will say
         return []
+    seen = {i for run in manifest_runs(manifest) for i in run.get("inputs") or [] if isinstance(i, str)}
     return sorted(set(inputs) & seen)
 
 
@@ -439,14 +439,17 @@ def _export(spark: SparkSession, inputs: Sequence[str], out: str, fs: FileSystem
     for name in fs.names():
         if name.startswith("_staging-"):
             fs.delete(name)  # a killed run's leftovers (this run holds the lock): never committed
+    # read once, before anything moves: an append names every run's files in it, and a damaged one
+    # would fail the commit after the part files were moved (mq1 #2)
+    previous = committed_manifest(fs, out, required=mode == "append")
     if not fs.exists("_SUCCESS"):
-        removed = remove_uncommitted(fs)
+        removed = remove_uncommitted(fs, previous)
         if removed:
             progress(f"removed {removed} file(s) that an export run which did not finish had moved into {out}")
         if mode == "append" and fs.exists("manifest.json"):  # ut8a #4: say what stays, and why
             progress(f"{out} has no _SUCCESS: the part files its manifest.json lists stay, as committed by "
                      "its runs; this run appends to them")
-    replaces = replaced_export(fs) if mode == "overwrite" else None
+    replaces = replaced_export(fs, previous) if mode == "overwrite" else None
     if replaces:
         progress(f"{out} holds a committed export ({describe_replaced(replaces)}): this run replaces it; "
                  "--mode append adds to it instead")
@@ -490,23 +493,34 @@ def _export(spark: SparkSession, inputs: Sequence[str], out: str, fs: FileSystem
     if replaces:
         manifest["replaced"] = replaces
     _commit(spark, fs, staging, mode=mode, compress=compress, run_id=run_id, quarantine_rows=quarantine_rows,
-            manifest=manifest)
+            manifest=manifest, previous=previous)
     return ExportResult(out=out, run_id=run_id, manifest=manifest)
 
 
-def replaced_export(fs: FileSystem) -> dict | None:
+def committed_manifest(fs: FileSystem, out: str, *, required: bool) -> dict | None:
+    """The folder's manifest, None if it has none. A damaged one is an InputError where the run needs
+    it (``required``: an append), else treated as none: an overwrite replaces it with the files."""
+    if not fs.exists("manifest.json"):
+        return None
+    try:
+        return parse_manifest(fs.read_text("manifest.json"), f"{out}/manifest.json")
+    except InputError as exc:
+        if required:
+            raise InputError(f"{exc}; restore it, or export with --mode overwrite (which replaces the folder's "
+                             "export)") from None
+        return None
+
+
+def replaced_export(fs: FileSystem, manifest: dict | None) -> dict | None:
     """What an overwrite run would replace: the committed export's runs (id, finish time, triples), or
     None when the folder holds no committed export. An operator who forgot ``--mode append`` must
-    see it, and the new manifest keeps the record (``replaced``)."""
+    see it, and the new manifest keeps the record (``replaced``). ``manifest``: the folder's, parsed
+    (None: none, or damaged; still a committed export)."""
     if not fs.exists("_SUCCESS"):
         return None
-    if not fs.exists("manifest.json"):
+    if manifest is None:
         return {"runs": []}
-    try:
-        old = json.loads(fs.read_text("manifest.json"))
-    except ValueError:  # not JSON (UnicodeDecodeError is one): still a committed export
-        return {"runs": []}
-    runs = old.get("previous_runs", []) + [old]
+    runs = manifest_runs(manifest)[1:] + manifest_runs(manifest)[:1]  # the oldest first
     return {"runs": [{"run_id": r.get("run_id"), "finished": r.get("finished"),
                       "triples": (r.get("counts") or {}).get("triples")} for r in runs]}
 
@@ -728,19 +742,19 @@ def _number_quarantine(spark: SparkSession, fs: FileSystem, staging: str, splits
 
 
 
-def remove_uncommitted(fs: FileSystem) -> int:
+def remove_uncommitted(fs: FileSystem, manifest: dict | None) -> int:
     """Delete the files of ``triples/`` and ``quarantine/`` that no committed run wrote; returns how many.
 
     A run killed while committing (DIR/_SUCCESS is removed first) leaves some of its files moved
     into place, some renamed, some with Spark's names. The manifest, written after every move, names
     the committed runs: an append run's files carry its id (part-<12 hex>-NNNNN), an overwrite run's
     none (part-NNNNN, and only with a manifest: overwrite deletes the manifest before the files).
-    Anything else would otherwise be committed by the next append with no manifest counting it."""
-    manifest = fs.exists("manifest.json")
-    runs = run_ids(json.loads(fs.read_text("manifest.json"))) if manifest else set()
+    Anything else would otherwise be committed by the next append with no manifest counting it.
+    ``manifest``: the folder's, parsed (None: it has none)."""
+    runs = run_ids(manifest) if manifest is not None else set()
 
     def committed(name: str) -> bool:
-        return written_by_a_run(name, runs, overwrite_run=manifest)
+        return written_by_a_run(name, runs, overwrite_run=manifest is not None)
 
     removed = 0
 
@@ -766,7 +780,7 @@ def remove_uncommitted(fs: FileSystem) -> int:
 
 
 def _commit(spark, fs: FileSystem, staging: str, *, mode: str, compress: str, run_id: str,
-            quarantine_rows: DataFrame | None, manifest: dict) -> None:
+            quarantine_rows: DataFrame | None, manifest: dict, previous: dict | None) -> None:
     """Move staged files into the final layout; _SUCCESS is written last and removed first."""
     for marker in ("_SUCCESS", "triples/_SUCCESS", "quarantine/_SUCCESS"):
         fs.delete(marker)
@@ -821,8 +835,7 @@ def _commit(spark, fs: FileSystem, staging: str, *, mode: str, compress: str, ru
         parts = [n for n in fs.names(staging, "quarantine") if n.startswith("part-")]
         for i, name in enumerate(parts):
             fs.move((staging, "quarantine", name), ("quarantine", f"{prefix}-{i:05d}.jsonl"))
-    if mode == "append" and fs.exists("manifest.json"):
-        previous = json.loads(fs.read_text("manifest.json"))
+    if mode == "append" and previous is not None:
         manifest["previous_runs"] = previous.get("previous_runs", []) + [
             {k: previous.get(k) for k in ("run_id", "started", "finished", "inputs", "mode", "family", "compress",
                                           "counts", "files", "file_bytes")}]

@@ -40,7 +40,8 @@ from typing import Callable, Iterator
 import pyoxigraph as ox
 
 from changeprov.errors import ChangeprovError, InputError
-from changeprov.exportlayout import lock_holder, run_ids, running_export, written_by_a_run
+from changeprov.exportlayout import (lock_holder, manifest_runs, parse_manifest, run_ids, running_export,
+                                     written_by_a_run)
 from changeprov.mapping.inputs import READ_ERRORS, local_path, open_input
 from changeprov.sparql.stores import NTriplesSyntaxError, TripleStore, shift_lines
 
@@ -216,16 +217,15 @@ def manifest_warnings(root: Path, files: list[Path], *, before: int, after: int)
     run's. Each means the files were changed after the run; the load itself stands."""
     path = root / "manifest.json"
     try:
-        manifest = json.loads(path.read_text("utf-8"))
-        runs = [manifest, *manifest.get("previous_runs", [])]
-        ids = run_ids(manifest)
-        counted = manifest.get("counts", {}).get("triples")
+        manifest = parse_manifest(path.read_text("utf-8"), str(path))
     except FileNotFoundError:
         return [f"{root} has no manifest.json: the loaded triples are not checked against the counts of the "
                 "export run that wrote them"]
-    except (OSError, ValueError, AttributeError, TypeError, RecursionError) as exc:  # RecursionError: nested deep
-        return [f"{path} is not an export manifest ({type(exc).__name__}): the loaded triples are not checked "
-                "against it"]
+    except (OSError, InputError) as exc:
+        return [f"{exc if isinstance(exc, InputError) else path}: the loaded triples are not checked against it"]
+    runs = manifest_runs(manifest)
+    ids = run_ids(manifest)
+    counted = (manifest.get("counts") or {}).get("triples")
     warnings = []
     listed = [r.get("files") for r in runs]
     if all(isinstance(f, list) for f in listed):  # each run lists its part files (exports since stop 28)

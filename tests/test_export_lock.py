@@ -1,5 +1,5 @@
-"""The export's folder lock (spark.job.acquire_lock) without a Spark session: a stand-in for
-spark.fs.FileSystem on a local folder (the lock needs only these five calls)."""
+"""The export folder's lock (spark.job.acquire_lock) and manifest, without a Spark session: a stand-in
+for spark.fs.FileSystem on a local folder (they need only these five calls)."""
 
 from __future__ import annotations
 
@@ -99,3 +99,23 @@ def test_a_lock_whose_pid_no_process_can_have_is_a_dead_runs(tmp_path, pid):
     (tmp_path / LOCK).write_text(json.dumps(fields))
     assert lock_holder(tmp_path) is None
     assert not loading._running(fields)
+
+
+@pytest.mark.parametrize("text", ["[]", '{"previous_runs": 5}', "x", '{"previous_runs": [1]}',
+                                  '{"counts": []}', '{"previous_runs": [{"inputs": "a.jsonl"}]}'])
+def test_a_damaged_manifest_stops_an_append_before_anything_moves(tmp_path, text):
+    """mq1 #2: five readers of manifest.json had four policies; the export's raised AttributeError or
+    TypeError (an internal error), and an append's commit read it after moving the part files."""
+    from changeprov.sparql.loader import manifest_warnings
+    from changeprov.spark.job import committed_manifest, read_before
+
+    fs = LocalFolder(tmp_path / "out")
+    fs.mkdirs()
+    (tmp_path / "out" / "manifest.json").write_text(text)
+    with pytest.raises(InputError, match=r"out/manifest.json is not an export manifest: .*; restore it, or export "
+                                         r"with --mode overwrite"):
+        committed_manifest(fs, str(tmp_path / "out"), required=True)
+    assert committed_manifest(fs, str(tmp_path / "out"), required=False) is None  # an overwrite replaces it
+    assert read_before(str(tmp_path / "out"), ["file:///a.jsonl"]) == []
+    (warning,) = manifest_warnings(tmp_path / "out", [], before=0, after=0)
+    assert "manifest.json is not an export manifest" in warning
