@@ -7,6 +7,7 @@ import json
 import sys
 
 from changeprov.store_commands import _store_args
+from changeprov.terminal import visible
 
 
 def configure_check(p: argparse.ArgumentParser) -> None:
@@ -55,7 +56,7 @@ def run_check(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(report.as_dict(), indent=2))
     else:
-        print("\n".join(report.lines()))
+        print(visible("\n".join(report.lines())))  # values from the store (rv41 M1)
     return 0 if report.ok else 1
 
 

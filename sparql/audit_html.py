@@ -15,6 +15,7 @@ from collections import defaultdict
 from html import escape
 
 from changeprov.sparql.audit import KINDS, AuditReport, Finding, Lineage, short_name
+from changeprov.terminal import visible
 
 MAX_EVENTS_SHOWN = 10
 MAX_FINDINGS_SHOWN = 200
@@ -59,7 +60,8 @@ CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
 
 
 def _e(text) -> str:
-    return escape(str(text), quote=True)
+    # controls shown as \uXXXX, as on a terminal: the page may go to one (--out -), and means nothing with them
+    return escape(visible(str(text)), quote=True)
 
 
 _WEB = re.compile(r"https?://", re.IGNORECASE)

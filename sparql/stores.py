@@ -588,11 +588,16 @@ def redacted(url: str) -> str:
 
     >>> redacted("http://tok3n@host:7878/query?apikey=k3y&x=1")
     'http://***@host:7878/query?apikey=***&x=***'
+    >>> redacted("https://host/sparql?S3CR3T#t0ken")
+    'https://host/sparql?***#***'
     """
     parts = urllib.parse.urlsplit(url)
     netloc = "***@" + parts.netloc.rsplit("@", 1)[1] if "@" in parts.netloc else parts.netloc
-    query = "&".join(f"{k.split('=', 1)[0]}=***" for k in parts.query.split("&")) if parts.query else ""
-    return urllib.parse.urlunsplit(parts._replace(netloc=netloc, query=query))
+    # a value without a name (?KEY) is hidden whole; a fragment too (rv41 M2)
+    query = "&".join(f"{k.split('=', 1)[0]}=***" if "=" in k else "***" for k in parts.query.split("&")) \
+        if parts.query else ""
+    return urllib.parse.urlunsplit(parts._replace(netloc=netloc, query=query,
+                                                  fragment="***" if parts.fragment else ""))
 
 
 def _drained(read, what: str):
@@ -852,7 +857,7 @@ class RemoteStore(TripleStore):
             raise StoreError(f"{redacted(url)} refused the data: HTTP {exc.code}{f' ({said})' if said else ''}{hint}; {before}") from None
         except (urllib.error.URLError, OSError) as exc:
             if _tls_timeout(exc):
-                raise _no_handshake(url, self.timeout) from None
+                raise _no_handshake(redacted(url), self.timeout) from None
             raise StoreError(f"cannot reach {redacted(url)}: {exc}; {before}") from None
 
     def _batches(self, stream) -> Iterator[bytes]:

@@ -162,6 +162,15 @@ def test_text_report_names_the_failed_check(picks, corpus_nt, tmp_path, capsys):
     assert "FAIL revision-cycle" in out and picks["first_version"].value in out and "prov: 5 check(s), 1 failed" in out
 
 
+def test_text_report_shows_control_characters_escaped(picks, corpus_nt, tmp_path, capsys):
+    """rv41 M1: the text report printed a failing value raw, an escape sequence in it included."""
+    bad = ox.Literal("x\x1b[2J\x1b]0;pwned\x07", language="en")  # a name must be a plain string
+    db = make_store(tmp_path / "db", corpus_nt, [ox.Triple(picks["event"], N(OM + "entityFullyQualifiedName"), bad)])
+    assert main(["check", "--store", str(db), "--only", "shacl"]) == 1
+    out = capsys.readouterr().out
+    assert "x\\u001B[2J\\u001B]0;pwned\\u0007" in out and "\x1b" not in out
+
+
 def test_ontology_only_without_a_store_and_errors_exit_2(tmp_path, capsys):
     assert main(["check"]) == 0
     assert "ontology: 3 check(s), all sound" in capsys.readouterr().out

@@ -2416,7 +2416,8 @@ def _om_lineage(n: int, event_type: str, t: int, up: str, down: str, columns: li
                            {"fromColumns": [f"s.d.x.{up}.{a}"], "toColumn": f"s.d.x.{down}.{b}"} for a, b in columns]}}}
 
 
-def test_a_column_edge_ends_with_the_hard_delete_of_the_dataset_its_urn_names(tmp_path):
+@pytest.mark.parametrize("q", ["q", "struct_col,inner", "map(k,v)"])  # rv41 L1: a field path with commas
+def test_a_column_edge_ends_with_the_hard_delete_of_the_dataset_its_urn_names(tmp_path, q):
     """ut24 F1: a fine-grained edge from a column of u3, a dataset the aspect's upstreams do not list,
     outlived u3's hard delete: the column's table was looked for only among the table edges."""
     t, hour = 1_709_280_000_000, 3_600_000
@@ -2424,16 +2425,16 @@ def test_a_column_edge_ends_with_the_hard_delete_of_the_dataset_its_urn_names(tm
     lineage = {"upstreams": [{"dataset": DS("hive,u1"), "type": "TRANSFORMED"}],
                "fineGrainedLineages": [
                    {"upstreamType": "FIELD_SET", "downstreamType": "FIELD", "upstreams": [field(u, c)],
-                    "downstreams": [field("d", dc)]} for u, c, dc in (("u3", "q", "z"), ("u1", "a", "x"))]}
+                    "downstreams": [field("d", dc)]} for u, c, dc in (("u3", q, "z"), ("u1", "a", "x"))]}
     key = {"platform": "urn:li:dataPlatform:hive", "name": "u3", "origin": "PROD"}
     store = _store_of([_dh_mcl(DS("hive,d"), "upstreamLineage", t, "1", value=lineage),
                        _dh_mcl(DS("hive,u3"), "datasetKey", t, "1", value=key),
                        _dh_mcl(DS("hive,u3"), "datasetKey", t + hour, "2", previous=("1", key), change="DELETE")],
                       tmp_path)
-    for as_of, up_z in ((t + hour - 1, {field("u3", "q")}), (t + hour, set())):
+    for as_of, up_z in ((t + hour - 1, {field("u3", q)}), (t + hour, set())):
         assert {r["asset"] for r in run_query(store, "upstream", {"entity": field("d", "z"), "as_of": as_of}).python()} == up_z
         down_q = {field("d", "z")} if up_z else set()
-        assert {r["asset"] for r in run_query(store, "downstream", {"entity": field("u3", "q"), "as_of": as_of}).python()} == down_q
+        assert {r["asset"] for r in run_query(store, "downstream", {"entity": field("u3", q), "as_of": as_of}).python()} == down_q
         assert {r["upstream"] for r in run_query(store, "lineage-details", {"entity": field("d", "z"), "as_of": as_of}).python()} == up_z
         assert {r["asset"] for r in run_query(store, "upstream", {"entity": field("d", "x"), "as_of": as_of}).python()} == {
             field("u1", "a")}
