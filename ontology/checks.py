@@ -24,19 +24,13 @@ import rdflib
 from rdflib.namespace import OWL, RDF, RDFS, SKOS, XSD
 
 from changeprov.ontology import OM_EVENT, PROV, is_declared, ontology_graph, read_text
+from changeprov.sparql import lexer
 
 #: Namespaces whose terms must be declared; IRIs elsewhere (data, SHACL, shapes' own names) are not vetted.
 VETTED = (OM_EVENT, PROV, str(RDF), str(RDFS), str(OWL), str(XSD), str(SKOS))
 
-_TOKENS = re.compile(r'''
-    (?P<long>"""(?:[^"\\]|\\.|"(?!""))*"""|\'\'\'(?:[^'\\]|\\.|'(?!''))*\'\'\')
-  | (?P<string>"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')
-  | (?P<iri><[^<>"{}|^`\\\s]*>)
-  | (?P<comment>\#[^\n]*)
-  | (?P<var>[?$][A-Za-z_0-9]+)
-  | (?P<pname>(?:[A-Za-z][\w.-]*)?:(?:[\w][\w.-]*)?)
-''', re.VERBOSE)
-_PREFIX = re.compile(r"(?i)\bPREFIX\s+([A-Za-z][\w.-]*)?:\s*<([^>]*)>")
+# the lexer's pieces (strings, IRIs, comments, variables) and a prefixed name, which is what is vetted
+_TOKENS = re.compile(lexer.TOKENS.pattern + r"|(?P<pname>(?:[A-Za-z][\w.-]*)?:(?:[\w][\w.-]*)?)", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -49,7 +43,7 @@ class OntologyCheck:
 def query_terms(text: str, prefixes: Mapping[str, str] | None = None) -> set[str]:
     """The IRIs a SPARQL text names (full IRIs and prefixed names), outside strings and comments."""
     known = dict(prefixes or {})
-    known.update({p or "": ns for p, ns in _PREFIX.findall(text)})
+    known.update(lexer.prefixes(text))
     found = set()
     for m in _TOKENS.finditer(text):
         if m.lastgroup == "iri":

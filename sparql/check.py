@@ -26,6 +26,7 @@ import pyoxigraph as ox
 from changeprov.errors import InputError
 from changeprov.mapping.vocab import XSD
 from changeprov.ontology.checks import ontology_checks
+from changeprov.sparql import lexer
 from changeprov.sparql.formats import display_text
 from changeprov.sparql.queries import NamedQuery, get_query, list_queries
 from changeprov.sparql.stores import TripleStore
@@ -33,7 +34,6 @@ from changeprov.sparql.stores import TripleStore
 GROUPS = ("ontology", "shacl", "prov")
 VIOLATION_SUFFIX = "-violation"
 _SUBCLASSES = re.compile(r"^(\s*)VALUES\s+(\?\w+)\s*\{\s*(\S+)\s*\}\s*#@subclasses\s*$", re.MULTILINE)
-_PREFIX = re.compile(r"(?im)^\s*PREFIX\s+([\w.-]*):\s*<([^>]*)>\s*$")
 
 
 @dataclass
@@ -158,7 +158,7 @@ def expand_subclasses(text: str) -> str:
     """Widen each ``VALUES ?v { C }  #@subclasses`` line to C and its sub-classes in the ontology."""
     from changeprov.ontology.tbox import tbox
 
-    prefixes = dict(_PREFIX.findall(text))
+    prefixes = lexer.prefixes(text)
 
     def widen(m: re.Match) -> str:
         indent, var, term = m.groups()

@@ -48,6 +48,7 @@ from changeprov.mapping import terms
 from changeprov.mapping.vocab import OM_EVENT, XSD_BOOLEAN, XSD_DECIMAL, XSD_INTEGER
 from changeprov.sparql.formats import display_text, display_value
 from changeprov.sparql.stores import Rows, TripleStore, query_form, refuse_service
+from changeprov.sparql.lexer import blank
 
 OM_USER = "https://w3id.org/changeprov/id/om/user/"
 
@@ -139,7 +140,7 @@ def parse_header(name: str, text: str, path: Path | None = None) -> NamedQuery:
     for check in q.if_rows:
         if check not in ROW_CHECKS:
             raise InputError(f"{name}: unknown if-rows check {check!r}")
-    code = _STRING_IRI_COMMENT.sub(" ", text)  # the query's words: no string, IRI or comment
+    code = blank(text)  # the query's words: no string, IRI or comment
     unused = [p.name for p in q.params if not _uses(code, p.name)]
     if unused and not q.driver:  # a driver's own parameters (jobs=) are its business
         raise InputError(f"{name}: parameter(s) {', '.join('?' + n for n in unused)} declared in the header but "
@@ -195,7 +196,7 @@ def _projected(code: str, name: str) -> bool:
     """Whether the outer SELECT's list in ``code`` (a SELECT query without its strings, IRIs and
     comments) returns ``?name``, or is ``*``.
 
-    >>> projected = lambda query, name: _projected(_STRING_IRI_COMMENT.sub(" ", query), name)
+    >>> projected = lambda query, name: _projected(blank(query), name)
     >>> projected("# x\\nSELECT ?a (COUNT(?b) AS ?n) WHERE { ?a ?p ?b }", "a"), projected("SELECT ?a { ?a ?p ?b }", "b")
     (True, False)
     >>> projected('SELECT (CONCAT("{", ?t) AS ?s) ?b WHERE { ?a ?p ?b }', "b")  # a brace in a string
@@ -242,12 +243,6 @@ def _select_vars(rest: str) -> set[str] | None:
                 out.add(token[1:])
             alias = False
     return out
-
-
-#: what can hold the words SELECT, WHERE, "{", "*" or a variable without being query text: string
-#: literals (long ones first), IRIs (no spaces: "?a < ?b" is a comparison) and comments
-_STRING_IRI_COMMENT = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\''
-                                 r'|<(?![?$])[^<>"{}|^`\\\s]*>|#[^\n]*')  # "<?x": a comparison (rv38 #4)
 
 
 def _queries_dir():

@@ -34,6 +34,7 @@ import pyoxigraph as ox
 from changeprov.errors import ConfigError, InputError, StoreError
 from changeprov.mapping.vocab import XSD, XSD_STRING
 from changeprov.sparql import loading
+from changeprov.sparql.lexer import blank
 
 #: the store kinds and the options of open_store that each takes (the rest is an error, not ignored)
 _OPTIONS = {"embedded": {"path", "create", "read_only"},
@@ -47,18 +48,7 @@ DEFAULT_BATCH_BYTES = 8 * 2**20
 
 Term = ox.NamedNode | ox.Literal | ox.BlankNode
 
-# What cannot hold the SERVICE keyword, removed before looking for it: comments, strings, IRIs and
-# variables (``?service``, ``"customer service"`` and ``<…/service>`` were refused when the whole text
-# was searched). An IRI has no space, so ``?a < ?b`` is no IRI. Outside a string a backslash only
-# escapes a character of a prefixed name (``ex:a\#b``, ``ex:a\'``): that character opens nothing. A
-# comment ends at CR as well as LF, as the engine ends it (rv40 H1).
-_NOT_KEYWORDS = re.compile("|".join((
-    r'"""(?:[^"\\]|\\.|"(?!""))*"""', r"'''(?:[^'\\]|\\.|'(?!''))*'''",  # long strings
-    r'"(?:[^"\\\n\r]|\\.)*"', r"'(?:[^'\\\n\r]|\\.)*'",                 # strings
-    r'<[^<>"{}|^`\\\x00-\x20]*>',                                         # IRIs
-    r"[?$][\w\u00b7\u0300-\u036f\u203f-\u2040]+",                         # variables
-    r"#[^\n\r]*",                                                         # comments
-)).join((r"(?<!\\)(?:", ")")), re.DOTALL)
+# Strings, IRIs, variables and comments cannot hold the keyword: they are blanked first (sparql.lexer).
 # In what is left, any "service" counts, whatever is around it: the engine's grammar matches keywords
 # with no word boundary on either side (``trueSERVICE <…>``, ``SERVICEsvc:x``, ``SERVICESILENT<…>``
 # and ``ex:.SERVICE`` all run a SERVICE), so no reading of words is safe (rv40 H1, rv41 H1). The price:
@@ -80,7 +70,7 @@ def has_service(query: str) -> bool:
     >>> has_service('SELECT ?service WHERE { ?s <http://x/service> "customer service" } # no SERVICE here')
     False
     """
-    return "service" in _NOT_KEYWORDS.sub(" ", _CODEPOINT.sub(_codepoint, query)).lower()
+    return "service" in blank(_CODEPOINT.sub(_codepoint, query), keep=()).lower()
 
 
 def refuse_service(query: str, *, allow_service: bool = False) -> None:
@@ -286,8 +276,7 @@ class TripleStore:
 
 def query_form(query: str) -> str:
     """SELECT / ASK / CONSTRUCT / DESCRIBE, after the prologue (comments, PREFIX, BASE); else raise."""
-    # comments, also after a prefix on its line (a "#" after a space: an IRI has no space)
-    text = re.sub(r"(?m)(^|[\s>])#[^\n]*", r"\1", query)
+    text = blank(query, keep=("long", "string", "iri", "var"))  # the comments only
     text = re.sub(r"(?is)^\s*((PREFIX\s+[^\s:]*:\s*<[^>]*>|BASE\s*<[^>]*>)\s*)*", "", text)
     m = re.match(r"\s*(SELECT|ASK|CONSTRUCT|DESCRIBE)\b", text, re.IGNORECASE)
     if m:
