@@ -11,6 +11,8 @@ from typing import Callable, Iterable
 import changeprov.audit_commands as _audit_cmds
 import changeprov.check_commands as _check_cmds
 import changeprov.store_commands as _store_cmds
+from changeprov.exportlayout import COMPRESSIONS, MODES
+from changeprov.mapping.vocab import rules
 from changeprov.terminal import visible
 
 
@@ -54,9 +56,7 @@ def _configure_map(p: argparse.ArgumentParser) -> None:
                    help="N-Triples file to write (distinct triples, sorted; missing folders are created)")
     p.add_argument("--quarantine", required=True, type=output_file,
                    help="JSONL file for the quarantined lines (not an input, not --out)")
-    p.add_argument("--family", default="auto",
-                   choices=["auto", "openmetadata", "openmetadata-legacy", "datahub-mcl", "datahub-ece",
-                            "datahub-platform"])
+    p.add_argument("--family", default="auto", choices=["auto", *rules()["families"]])
     p.add_argument("--format", choices=["text", "json"], default="text")
 
 
@@ -139,13 +139,11 @@ def _configure_export(p: argparse.ArgumentParser) -> None:
     p.add_argument("inputs", nargs="+", metavar="INPUT",
                    help="JSONL files (optionally .gz), folders or globs; any Hadoop path (s3a://, hdfs://)")
     p.add_argument("--out", required=True, metavar="DIR", help="output folder (any Hadoop path)")
-    p.add_argument("--family", default="auto",
-                   choices=["auto", "openmetadata", "openmetadata-legacy", "datahub-mcl", "datahub-ece",
-                            "datahub-platform"])
+    p.add_argument("--family", default="auto", choices=["auto", *rules()["families"]])
     p.add_argument("--master", default="local[*]",
                    help="Spark master (default local[*]; empty = the one spark-submit chose)")
-    p.add_argument("--mode", choices=["overwrite", "append"], default="overwrite")
-    p.add_argument("--compress", choices=["none", "gzip"], default="none")
+    p.add_argument("--mode", choices=MODES, default="overwrite")
+    p.add_argument("--compress", choices=COMPRESSIONS, default="none")
     p.add_argument("--conf", action="append", default=[], metavar="K=V", help="Spark configuration, repeatable")
     p.add_argument("--format", choices=["text", "json"], default="text", help="how to print the final counts")
 

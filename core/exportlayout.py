@@ -16,6 +16,10 @@ from pathlib import Path
 
 from changeprov.errors import InputError
 
+#: how an export run treats a folder's committed export, and how it writes part files
+MODES = ("overwrite", "append")
+COMPRESSIONS = ("none", "gzip")
+
 #: the lock a running export holds in its folder (run id, host, pid, start: spark.job.acquire_lock)
 LOCK = "_export.lock"
 

@@ -14,9 +14,10 @@ from typing import Iterable, Iterator
 
 from pyoxigraph import RdfFormat, Triple, serialize
 
+from changeprov.errors import InputError
 from changeprov.mapping.decode import Quarantine
 from changeprov.mapping.inputs import check_outputs, display_name, expand_inputs, read_lines, replaced_on_success
-from changeprov.mapping.mapper import Result, map_line
+from changeprov.mapping.mapper import MAPPERS, Result, map_line
 from changeprov.mapping.vocab import RDF_TYPE, om
 
 CHANGE_EVENT = om("ChangeEvent")
@@ -74,6 +75,8 @@ def map_to_files(inputs: Iterable[str], out: str | Path, quarantine: str | Path,
     Memory stays bounded: N-Triples lines are sorted in runs of ``run_lines`` written to temporary
     files next to ``out``, then merged (the external sort a log of any size needs; holding every
     triple as a term object took 7.7 GiB for 100k events)."""
+    if family != "auto" and family not in MAPPERS:  # before anything is read (mq1 #4)
+        raise InputError(f"unknown family {family!r}; choose from auto, {', '.join(MAPPERS)}")
     out, quarantine = Path(out), Path(quarantine)
     files = expand_inputs(inputs)
     check_outputs([out, quarantine], files)

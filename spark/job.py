@@ -33,8 +33,8 @@ from pyspark.sql import functions as F
 
 from changeprov import __version__
 from changeprov.errors import InputError, SparkError
-from changeprov.exportlayout import (LOCK, alive, lock_fields, lock_holder, manifest_runs, parse_manifest, run_ids,
-                                     written_by_a_run)
+from changeprov.exportlayout import (COMPRESSIONS, LOCK, MODES, alive, lock_fields, lock_holder, manifest_runs,
+                                     parse_manifest, run_ids, written_by_a_run)
 from changeprov.mapping.decode import BOM, BOM_DETAIL, RAW_LIMIT, REASONS
 from changeprov.mapping.vocab import rules
 from changeprov.ontology import VERSION_IRI
@@ -46,8 +46,6 @@ from changeprov.sparql.formats import display_datetime
 EVENT_TYPE_TRIPLE_END = (" <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> "
                          "<https://open-metadata.org/schema/type/changeEvent/ChangeEvent> .")
 FAMILIES = tuple(rules()["families"])
-MODES = ("overwrite", "append")
-COMPRESSIONS = ("none", "gzip")
 
 
 @dataclass

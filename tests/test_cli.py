@@ -264,3 +264,29 @@ def test_an_output_file_ending_in_a_slash_is_refused(tmp_path, capsys, argv):
     assert exit_.value.code == 2
     assert "ends with '/', so it names a folder: name a file to write" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl"]
+
+
+def test_the_cli_offers_what_the_library_knows():
+    """mq1 #4: the commands' choices were written out by hand beside the library's own lists (the CLI
+    imports the library lazily, so the lists cannot be read there without slowing every command)."""
+    import argparse
+
+    from changeprov.cli import build_parser
+    from changeprov.exportlayout import COMPRESSIONS, MODES
+    from changeprov.mapping.mapper import MAPPERS
+    from changeprov.mapping.vocab import rules
+    from changeprov.spark.family import mappers
+    from changeprov.sparql.check import GROUPS
+    from changeprov.sparql.describe import DESCRIBE_FORMATS
+    from changeprov.sparql.formats import FORMATS
+
+    commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)).choices
+
+    def choices(command: str, option: str) -> tuple:
+        return tuple(next(a for a in commands[command]._actions if option in a.option_strings).choices)
+
+    assert set(MAPPERS) == set(mappers()) == set(rules()["families"])
+    assert choices("map", "--family") == choices("export", "--family") == ("auto", *rules()["families"])
+    assert (choices("export", "--mode"), choices("export", "--compress")) == (MODES, COMPRESSIONS)
+    assert choices("query", "--format") == FORMATS and choices("describe", "--format") == DESCRIBE_FORMATS
+    assert choices("check", "--only") == GROUPS

@@ -428,3 +428,14 @@ def test_map_line_takes_a_line_as_text_too(shared_dir):
     as_bytes, as_text = map_line(line), map_line(line.decode("utf-8"))
     assert as_bytes.triples and as_text.triples == as_bytes.triples and as_text.family == as_bytes.family
     assert map_line("{not json").quarantine.reason == map_line(b"{not json").quarantine.reason
+
+
+def test_an_unknown_family_is_refused_before_any_line_is_read(tmp_path):
+    """mq1 #4: map_to_files raised a plain ValueError, and only once a non-blank line was read."""
+    from changeprov.errors import InputError
+    from changeprov.mapping.reference import map_to_files
+
+    (tmp_path / "empty.jsonl").write_text("")
+    with pytest.raises(InputError, match="unknown family 'datahub'; choose from auto, openmetadata"):
+        map_to_files([str(tmp_path / "empty.jsonl")], tmp_path / "o.nt", tmp_path / "q.jsonl", family="datahub")
+    assert not (tmp_path / "o.nt").exists()
