@@ -366,11 +366,8 @@ def resolve_user(store: TripleStore, value: str) -> ox.NamedNode:
     hint = f"; users matching {part!r}: {', '.join(similar)}" if similar else ""
     if not similar:  # a typo inside the name (alice.wang): the closest names, by difflib's ratio
         # URNs compared by their last part: their shared prefix would make every corpuser look close
-        by_tail: dict[str, list[str]] = {}
-        for (a,) in store.select(_ALL_AGENTS).rows:
-            name = user_name(a.value)
-            by_tail.setdefault(name.rsplit(":", 1)[-1], []).append(name)
-        close = [n for t in difflib.get_close_matches(part, list(by_tail), n=5, cutoff=0.7) for n in by_tail[t]]
+        close = _closest(part, [user_name(a.value) for (a,) in store.select(_ALL_AGENTS).rows], n=5, cutoff=0.7,
+                         key=lambda name: name.rsplit(":", 1)[-1])
         hint = f"; did you mean: {', '.join(close)}" if close else ""
     raise InputError(f"no user {value[:120]!r} in the store (an OpenMetadata userName or a DataHub "
                      f"corpuser URN){hint}")
@@ -525,11 +522,13 @@ def _close_entities(store: TripleStore, value: str) -> str:
     return f"; did you mean: {', '.join(close)}" if close else ""
 
 
-def _closest(value: str, names: list[str], *, n: int, cutoff: float) -> list[str]:
-    """The ``names`` equal to ``value`` but for case, else difflib's closest (lower-cased), closest first."""
+def _closest(value: str, names: list[str], *, n: int, cutoff: float, key=lambda name: name) -> list[str]:
+    """The ``names`` equal to ``value`` but for case, else difflib's closest (lower-cased), closest first;
+    ``key``: the part of a name compared (a URN's last part). Users, tags and entities alike (mq1 #7:
+    the users' own copy missed a typo in another case, ALICE.WANG)."""
     by_lower: dict[str, list[str]] = {}
     for name in names:
-        by_lower.setdefault(name.lower(), []).append(name)
+        by_lower.setdefault(key(name).lower(), []).append(name)
     return by_lower.get(value.lower()) or [
         name for k in difflib.get_close_matches(value.lower(), list(by_lower), n=n, cutoff=cutoff) for name in by_lower[k]]
 

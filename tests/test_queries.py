@@ -1375,6 +1375,9 @@ def test_who_changed_and_changes_by_user(store):
                    "did you mean: alice.wong"),
     ("urn:li:corpuser:alce", "no user 'urn:li:corpuser:alce' in the store (an OpenMetadata userName or a DataHub "
                              "corpuser URN); did you mean: urn:li:corpuser:alice"),
+    # mq1 #7: a typo in another case found nothing (entities and tags had the case-blind search)
+    ("ALICE.WANG", "no user 'ALICE.WANG' in the store (an OpenMetadata userName or a DataHub corpuser URN); "
+                   "did you mean: alice.wong"),
 ])
 def test_an_unknown_user_is_an_error_not_an_empty_record(store, user, message):
     """A user's test: a typo in a user name answered "0 rows", which reads as "changed nothing"."""
