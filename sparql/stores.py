@@ -31,7 +31,7 @@ from typing import IO, Iterator, Mapping, Sequence
 
 import pyoxigraph as ox
 
-from changeprov.errors import ConfigError, InputError, StoreError
+from changeprov.errors import ChangeprovError, ConfigError, InputError, StoreError
 from changeprov.mapping.vocab import XSD, XSD_STRING
 from changeprov.sparql import loading
 from changeprov.sparql.lexer import blank
@@ -270,8 +270,14 @@ class TripleStore:
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
-        self.close()
+    def __exit__(self, exc_type, *exc):
+        if exc_type is None:
+            self.close()
+            return
+        try:
+            self.close()
+        except ChangeprovError:
+            pass  # the error on its way out says more than a failed flush after it
 
 
 def query_form(query: str) -> str:
@@ -318,6 +324,7 @@ class EmbeddedStore(TripleStore):
                 self.path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise StoreError(f"cannot create store {self.path}: {exc}") from None
+        self._read_only = read_only
         try:
             self._store = ox.Store.read_only(str(self.path)) if read_only else ox.Store(str(self.path))
         except RuntimeError as exc:  # the engine's files are there but unreadable (ut13 #5)
@@ -420,14 +427,18 @@ class EmbeddedStore(TripleStore):
         return self._store
 
     def close(self) -> None:
-        """Flush and release the store (its lock, for a writer); closing again does nothing."""
+        """Flush and release the store (its lock, for a writer); closing again does nothing. A writer's
+        failed flush (a full disk) is a StoreError: it was swallowed with a reader's (mq1 #11)."""
         if self._store is None:
             return
+        store, self._store = self._store, None
+        if self._read_only:  # a reader has nothing to flush (the engine refuses)
+            return
         try:
-            self._store.flush()
-        except Exception:  # read-only stores cannot flush
-            pass
-        self._store = None
+            store.flush()
+        except (OSError, RuntimeError) as exc:
+            raise StoreError(f"flushing {self.path} failed: {first_text(exc)}; the last changes may not be "
+                             "on disk: load again") from None
 
 
 # ----------------------------------------------------------------------------- memory (rdflib)

@@ -1085,3 +1085,19 @@ def test_every_store_kind_loads_text_and_binary_streams_and_refuses_a_path(tmp_p
                 assert re.findall(r"\bline (\d+)", str(err.value))[0] == "3", (store.kind, str(err.value))
                 with pytest.raises(InputError, match=re.escape("takes an open stream of N-Triples (open(path, 'rb'))")):
                     store.load_ntriples(str(tmp_path / "x.nt"))
+
+
+def test_a_writers_failed_flush_on_close_is_an_error(tmp_path):
+    """mq1 #11: close() swallowed every flush error, a writer's (a full disk) with a reader's."""
+    store = open_store("embedded", path=tmp_path / "db", create=True)
+
+    class Full:
+        def flush(self):
+            raise OSError("No space left on device")
+
+    store._store = Full()
+    with pytest.raises(StoreError, match="flushing .*db failed: No space left on device"):
+        store.close()
+    store.close()  # closed: nothing more to say
+    with open_store("embedded", path=tmp_path / "db", read_only=True) as reader:
+        assert reader.count() == 0  # a reader closes without a flush
