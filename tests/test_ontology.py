@@ -267,20 +267,14 @@ def test_axiom(s, p, o):
     assert (iri(s), iri(p), iri(o)) in om_graph()
 
 
-@pytest.mark.parametrize("prop, domain, range_", rows(OBJECT_PROPERTIES), ids=lambda x: x)
-def test_object_property(prop, domain, range_):
+@pytest.mark.parametrize("prop, domain, range_, kind, other", [
+    *[(*r, OWL.ObjectProperty, OWL.DatatypeProperty) for r in rows(OBJECT_PROPERTIES)],
+    *[(*r, OWL.DatatypeProperty, OWL.ObjectProperty) for r in rows(DATATYPE_PROPERTIES)],
+], ids=lambda x: x if isinstance(x, str) else "")
+def test_property(prop, domain, range_, kind, other):
     g = om_graph()
-    assert (iri(prop), RDF.type, OWL.ObjectProperty) in g
-    assert (iri(prop), RDF.type, OWL.DatatypeProperty) not in g
-    assert set(g.objects(iri(prop), RDFS.domain)) == {iri(domain)}
-    assert set(g.objects(iri(prop), RDFS.range)) == {iri(range_)}
-
-
-@pytest.mark.parametrize("prop, domain, range_", rows(DATATYPE_PROPERTIES), ids=lambda x: x)
-def test_datatype_property(prop, domain, range_):
-    g = om_graph()
-    assert (iri(prop), RDF.type, OWL.DatatypeProperty) in g
-    assert (iri(prop), RDF.type, OWL.ObjectProperty) not in g
+    assert (iri(prop), RDF.type, kind) in g
+    assert (iri(prop), RDF.type, other) not in g
     assert set(g.objects(iri(prop), RDFS.domain)) == {iri(domain)}
     assert set(g.objects(iri(prop), RDFS.range)) == (set() if range_ == "-" else {iri(range_)})
 
