@@ -55,6 +55,8 @@ OM_USER = "https://w3id.org/changeprov/id/om/user/"
 PARAM_TYPES = ("entity", "tag", "user", "time", "time-end", "string", "regex", "decimal", "integer", "iri", "boolean")
 #: a parameter whose values are listed in its type: ``one-of:input|output``
 ONE_OF = "one-of:"
+#: the prologue of the lookups kept here as Python strings (each one vetted by tests/test_ontology.py)
+OM_PREFIX = f"PREFIX om: <{OM_EVENT}>\n"
 _TRUE, _FALSE = ("true", "yes", "1"), ("false", "no", "0")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
@@ -336,7 +338,7 @@ _IRI_CHECK = "SELECT ?iri ?t WHERE {\n#@bindings\n?iri a ?t\n} LIMIT 1\n"
 def has_node(store: TripleStore, node: ox.NamedNode) -> bool:
     """Whether the store has ``node`` as a subject with a type (every node we mint is typed)."""
     return bool(store.select(_IRI_CHECK, {"iri": node}).rows)
-_AGENTS_LIKE = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+_AGENTS_LIKE = (OM_PREFIX +
                 "SELECT DISTINCT ?part ?agent WHERE {\n#@bindings\n?event om:performedBy ?agent\n"
                 "FILTER(CONTAINS(LCASE(STR(?agent)), LCASE(?part)))\n} ORDER BY ?agent LIMIT 5\n")
 
@@ -374,15 +376,15 @@ def resolve_user(store: TripleStore, value: str) -> ox.NamedNode:
 
 
 _USE_CHECK = {  # how a node is used as what the parameter names
-    "entity": "PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+    "entity": OM_PREFIX +
               "SELECT ?node WHERE {\n#@bindings\n?event om:affectsEntity|om:cascadesTo ?node\n} LIMIT 1\n",
-    "tag": "PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+    "tag": OM_PREFIX +
            "SELECT ?node WHERE {\n#@bindings\n?fc ?rel ?node\nVALUES ?rel { om:addedTag om:removedTag "
            "om:addedGlossaryTerm om:removedGlossaryTerm }\n} LIMIT 1\n",
 }
 
 
-_HARD_DELETED = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+_HARD_DELETED = (OM_PREFIX +
                  "SELECT ?node WHERE {\n#@bindings\n?event om:affectsEntity|om:cascadesTo ?node\n"
                  "FILTER EXISTS { ?event om:lifecycleChange om:HardDeleted }\n} LIMIT 1\n")
 
@@ -390,7 +392,7 @@ _HARD_DELETED = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/
 #: a name column and the node column it names, in the named queries' results
 NAME_OF = {"entity_name": "entity", "down_name": "down", "up_name": "up", "dependent_name": "dependent",
            "field_name": "field", "upstream_name": "upstream"}
-_NAMES = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+_NAMES = (OM_PREFIX +
           "SELECT ?node ?name WHERE {\n#@bindings\n?node om:fullyQualifiedName ?name }")
 
 
@@ -425,7 +427,7 @@ def _renamed_shown_once(store: TripleStore, rows: Rows) -> Rows:
     return Rows(rows.variables, out, rows.notes)
 
 
-_LATEST_NAME = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+_LATEST_NAME = (OM_PREFIX +
                 "SELECT ?node ?name WHERE {\n#@bindings\n"
                 "?event om:affectsEntity ?node ; om:entityFullyQualifiedName ?name ; om:timestamp ?t .\n"
                 "?node om:fullyQualifiedName ?name\n"  # not a lineage event's name of its edge
@@ -492,9 +494,9 @@ def resolve_node(store: TripleStore, value: str, *, what: str = "entity",
     raise InputError(f"no {what} with fullyQualifiedName, URN or IRI {value[:120]!r} in the store{hint}")
 
 
-_ENTITY_NAMES = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+_ENTITY_NAMES = (OM_PREFIX +
                  "SELECT DISTINCT ?name WHERE { ?entity a om:MetadataEntity ; om:fullyQualifiedName|om:urn ?name }\n")
-_ENTITY_COUNT = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+_ENTITY_COUNT = (OM_PREFIX +
                  "SELECT (COUNT(*) AS ?n) WHERE { ?entity a om:MetadataEntity }\n")
 #: above this many entities an unknown name gets a pointer to find-entity, not suggestions: each name
 #: is read from the store to compare it (~30 µs a name: 1.5 s for 50,000)
@@ -533,7 +535,7 @@ def _closest(value: str, names: list[str], *, n: int, cutoff: float, key=lambda 
         name for k in difflib.get_close_matches(value.lower(), list(by_lower), n=n, cutoff=cutoff) for name in by_lower[k]]
 
 
-_ALL_TAGS = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+_ALL_TAGS = (OM_PREFIX +
              "SELECT DISTINCT ?name WHERE { VALUES ?c { om:Tag om:GlossaryTerm } ?tag a ?c .\n"
              "?tag om:fullyQualifiedName|om:urn ?name } LIMIT 200000\n")
 
@@ -739,7 +741,7 @@ def _answer(store: TripleStore, q: NamedQuery, bound: Mapping) -> Rows:
 # the field changes about a column (docs/model.md "Which column a field change is about") or that
 # added, removed or changed it (a table's columns, a dataset's schemaMetadata), with their events
 # and the entities those affect: the first pattern alone, the rest nested (docs/queries.md rule 1)
-_COLUMN_FIELDS = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+_COLUMN_FIELDS = (OM_PREFIX +
                   "SELECT DISTINCT ?entity ?table ?field ?event ?rel WHERE {\n#@bindings\n"
                   "?fc ?rel ?entity\n"
                   "FILTER(?rel IN (om:aboutColumn, om:addedSchemaField, om:removedSchemaField, om:changedSchemaField))\n"
@@ -749,7 +751,7 @@ _COLUMN_FIELDS = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent
                   "FILTER(BOUND(?table) && BOUND(?field)) } ORDER BY ?table ?field")
 
 
-_NAMES_OF = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+_NAMES_OF = (OM_PREFIX +
              "SELECT ?node ?fqn ?urn WHERE {\n#@bindings\n"
              "OPTIONAL { ?node om:fullyQualifiedName ?fqn } OPTIONAL { ?node om:urn ?urn } }")
 
@@ -797,11 +799,11 @@ def _about_column(store: TripleStore, q: NamedQuery, bound: Mapping, notes: list
     return Rows(variables, out)
 
 
-_VERSIONED = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+_VERSIONED = (OM_PREFIX +
               "ASK {\n#@bindings\n?event om:affectsEntity ?entity ; om:currentVersion ?v }")
 
 
-_FIRST_EVENT = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+_FIRST_EVENT = (OM_PREFIX +
                 "SELECT ?entity (MIN(?t) AS ?first) WHERE {\n#@bindings\n"
                 "?event om:affectsEntity ?entity ; om:timestamp ?t }\n"
                 "GROUP BY ?entity")
@@ -827,7 +829,7 @@ def _unversioned(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Liter
     return []
 
 
-_FIELDS = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+_FIELDS = (OM_PREFIX +
            "SELECT DISTINCT ?entity ?name WHERE {\n#@bindings\n?event om:affectsEntity ?entity ; om:hasChangeDescription ?cd .\n"
            "?cd om:fieldsAdded|om:fieldsUpdated|om:fieldsDeleted ?fc . ?fc om:fieldName ?name\n} ORDER BY ?name")
 
@@ -850,7 +852,7 @@ def _unchanged_field(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.L
             f"a name also matches nested names ending in .NAME); its changed fields are: {shown}"]
 
 
-_VERSIONS = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+_VERSIONS = (OM_PREFIX +
              "SELECT DISTINCT ?entity ?v WHERE {\n#@bindings\n?event om:affectsEntity ?entity ; om:currentVersion ?v }")
 
 
@@ -877,7 +879,7 @@ def _unversioned_or_unknown(store: TripleStore, bound: Mapping[str, ox.NamedNode
     return _unversioned(store, bound) or _versions_note(store, bound)
 
 
-_IMPERSONATED = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+_IMPERSONATED = (OM_PREFIX +
                  "SELECT ?user ?since ?until (COUNT(DISTINCT ?event) AS ?n) WHERE {\n#@bindings\n"
                  "?event om:impersonatedBy ?user ; om:timestamp ?time .\n"
                  "FILTER(COALESCE(?time >= ?since, true)) FILTER(COALESCE(?time <= ?until, true)) }\n"
@@ -897,7 +899,7 @@ def _impersonations(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Li
             "as impersonated"]
 
 
-_IS_COLUMN = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+_IS_COLUMN = (OM_PREFIX +
               "ASK {\n#@bindings\n?entity a om:Column }")
 _HAS_COLUMN_EDGE = ("PREFIX prov: <http://www.w3.org/ns/prov#>\n"
                     "ASK {\n#@bindings\n?entity prov:qualifiedDerivation|^prov:entity ?edge }")
@@ -917,15 +919,15 @@ def _column_lineage(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Li
             "upstream/downstream of the table"]
 
 
-_LAST_HARD_DELETE = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+_LAST_HARD_DELETE = (OM_PREFIX +
                      "SELECT ?entity ?as_of ?time WHERE {\n#@bindings\n"
                      "?event om:affectsEntity|om:cascadesTo ?entity ; om:lifecycleChange om:HardDeleted ;\n"
                      "om:timestamp ?time . FILTER(COALESCE(?time <= ?as_of, true)) } ORDER BY DESC(?time) LIMIT 1")
 
 
-_NAMED_IN_JOB_LISTS = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+_NAMED_IN_JOB_LISTS = (OM_PREFIX +
                        "ASK {\n#@bindings\n?fc om:addedInput|om:addedOutput|om:keptInput|om:keptOutput ?entity }")
-_HAS_JOB_LISTS = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+_HAS_JOB_LISTS = (OM_PREFIX +
                   "ASK {\n#@bindings\n?event om:affectsEntity ?entity FILTER EXISTS { ?event om:aspectName \"dataJobInputOutput\" } }")
 
 
@@ -954,7 +956,7 @@ def _hard_deleted(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Lite
     return [f"it was hard-deleted at {display_text(found[0][-1])}: a hard delete ends every value set before it"]
 
 
-_NO_CREATION = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+_NO_CREATION = (OM_PREFIX +
                 "ASK {\n#@bindings\n?event om:affectsEntity ?entity FILTER EXISTS { ?event om:currentVersion ?v }\n"
                 "FILTER NOT EXISTS { ?created om:affectsEntity ?entity FILTER EXISTS { ?created om:lifecycleChange om:Created } } }")
 
@@ -970,7 +972,7 @@ def _no_creation(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Liter
             "`changeprov describe`)"]
 
 
-_SPAN = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+_SPAN = (OM_PREFIX +
          "SELECT ?entity (COUNT(?event) AS ?n) (MIN(?time) AS ?first) (MAX(?time) AS ?last) WHERE {\n#@bindings\n"
          "?event om:affectsEntity ?entity ; om:timestamp ?time } GROUP BY ?entity\n")
 
@@ -1016,7 +1018,7 @@ def _datahub_views(_store: TripleStore, _bound: Mapping, rows: Rows) -> list[str
                and {"OWNER", "OWNERSHIP"} & set(categories) else "")]
 
 
-_SKEWED = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+_SKEWED = (OM_PREFIX +
            "PREFIX prov: <http://www.w3.org/ns/prov#>\n"
            "SELECT ?entity ?as_of ?time ?other_time ?aspect WHERE {\n#@bindings\n"
            "?event om:affectsEntity ?entity ; prov:used ?v ; om:timestamp ?time .\n"

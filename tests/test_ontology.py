@@ -414,3 +414,35 @@ def test_vocabulary_report_reports_a_broken_file_instead_of_raising(monkeypatch)
     report = summary.vocabulary_report()
     assert report["ok"] is False
     assert any("does not parse" in line for line in report["lines"])
+
+
+def _inline_queries() -> dict[str, str]:
+    """The SPARQL texts the library keeps as Python strings (lookups, notes, audit helpers)."""
+    import importlib
+    import pkgutil
+
+    import changeprov.sparql as package
+
+    found = {}
+    for info in pkgutil.iter_modules(package.__path__):
+        module = importlib.import_module(f"changeprov.sparql.{info.name}")
+        for name, value in vars(module).items():
+            if name.startswith("__"):
+                continue
+            for i, text in enumerate(value.values() if isinstance(value, dict) else [value]):
+                if isinstance(text, str) and re.search(r"\bPREFIX\b", text) and re.search(r"\b(SELECT|ASK)\b", text):
+                    found[f"{info.name}.{name}[{i}]"] = text
+    return found
+
+
+def test_inline_queries_use_declared_terms_only():
+    """mq1 #5: the .rq files were vetted, the 29 query strings in Python were not: a typo there
+    (om:affectsEntiy) would match nothing, quietly."""
+    from changeprov.ontology.checks import check_declared
+
+    queries = _inline_queries()
+    assert len(queries) >= 25, sorted(queries)
+    assert check_declared(queries).problems == ()
+    assert check_declared({"typo": "PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+                                   "SELECT ?e WHERE { ?e om:affectsEntiy ?x }"}).problems == (
+        "typo: https://open-metadata.org/schema/type/changeEvent/affectsEntiy",)

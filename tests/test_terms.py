@@ -355,3 +355,26 @@ def test_random_doubles_equal_spark(spark):
     assert len(bad) <= len(texts) // 1000, bad[:10]
     for t, _, _ in bad:  # the known anomaly class: large non-integer-path doubles
         assert abs(float(json.loads(t)[0])) >= 2.0**63, t
+
+
+def test_the_spark_literal_escapes_are_pyoxigraphs_for_every_code_point():
+    """spark/sqlterms.py writes literals with tables of its own (ECHARS, UCHAR_CLASS, the class of what
+    needs escaping, JSON_ESCAPES); the reference mapper writes them with pyoxigraph. Held to it for
+    every code point here, without Spark, so an upgrade of either shows at once (mq1 #8)."""
+    import re as _re
+
+    from changeprov.spark.sqlterms import ECHARS, JSON_ESCAPES, NEEDS_ESCAPE_CLASS, UCHAR_CLASS
+
+    echar, uchar = dict(ECHARS), _re.compile(UCHAR_CLASS)
+    needs = _re.compile(_re.sub(r"\\x\{([0-9A-F]+)\}", lambda m: f"\\U{int(m.group(1), 16):08X}", NEEDS_ESCAPE_CLASS))
+    wrong = []
+    for cp in range(0x110000):
+        if 0xD800 <= cp <= 0xDFFF:
+            continue
+        c = chr(cp)
+        spark = echar.get(c) or (f"\\u{cp:04X}" if uchar.fullmatch(c) else c)
+        if spark != str(ox.Literal(c))[1:-1] or bool(needs.fullmatch(c)) != (spark != c):
+            wrong.append(hex(cp))
+    assert wrong == []
+    # JSON text has its control characters escaped already; what is left is pyoxigraph's escape too
+    assert all(b == str(ox.Literal(a))[1:-1] for a, b in JSON_ESCAPES) and JSON_ESCAPES[0][0] == "\\"
