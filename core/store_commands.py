@@ -138,7 +138,8 @@ def run_query_cmd(args: argparse.Namespace) -> int:
     from changeprov.errors import InputError
     from changeprov.sparql.describe import render_graph
     from changeprov.sparql.formats import render, render_boolean
-    from changeprov.sparql.queries import bind_params, get_query, load_query_file, parse_param_args, run_query
+    from changeprov.sparql.queries import (get_query, load_query_file, parse_param_args, run_ask, run_construct,
+                                           run_query)
     from changeprov.sparql.stores import query_form, refuse_service, store_from_args
 
     if args.list:
@@ -154,13 +155,14 @@ def run_query_cmd(args: argparse.Namespace) -> int:
         form = query_form(q.text)
         if form == "SELECT":
             rows = run_query(store, q, params, allow_service=args.allow_service)
-            warned = store.unfinished_load()  # store_from_args has printed it as a warning
-            notes = [n for n in rows.notes if n != warned]
+            notes = rows.notes
             out = render(rows, args.format)
         elif form == "ASK":
-            out = render_boolean(store.ask(q.text, bind_params(store, q, params, notes=notes)), args.format)
+            out = render_boolean(run_ask(store, q, params, allow_service=args.allow_service, notes=notes), args.format)
         else:  # CONSTRUCT / DESCRIBE: the graph as N-Triples
-            out = render_graph(store.construct(q.text, bind_params(store, q, params, notes=notes)), "nt")
+            out = render_graph(run_construct(store, q, params, allow_service=args.allow_service, notes=notes), "nt")
+        warned = store.unfinished_load()  # store_from_args has printed it as a warning
+    notes = [n for n in notes if n != warned]
     for note in notes:
         print(f"note: {visible(note)}", file=sys.stderr)
     sys.stdout.write(out)

@@ -704,12 +704,7 @@ def run_query(store: TripleStore, q: NamedQuery | str, values: Mapping[str, obje
     >>> len(rows), rows.notes[0][:35]
     (0, 'the store holds no triples: nothing')
     """
-    if isinstance(q, str):
-        q = get_query(q)
-    refuse_service(q.text, allow_service=allow_service)
-    unfinished = store.unfinished_load()  # a library caller sees no warning on stderr (ut19 #5)
-    notes: list[str] = [unfinished] if unfinished else []
-    bound = bind_params(store, q, values or {}, now_ms=now_ms, notes=notes)
+    q, bound, notes = _prepared(store, q, values, allow_service=allow_service, now_ms=now_ms)
     if raw:
         return store.select(q.text, bound)
     rows = _answer(store, q, bound)
@@ -727,6 +722,38 @@ def run_query(store: TripleStore, q: NamedQuery | str, values: Mapping[str, obje
         notes.append("the store holds no triples: nothing was loaded into it yet (changeprov load EXPORT), "
                      "or what was loaded mapped no event")
     return Rows([rows.variables[i] for i in keep], [tuple(r[i] for i in keep) for r in rows.rows], notes)
+
+
+def run_ask(store: TripleStore, q: NamedQuery | str, values: Mapping[str, object] | None = None, *,
+            allow_service: bool = False, now_ms: int | None = None, notes: list[str] | None = None) -> bool:
+    """An ASK query file's answer, its parameters bound and SERVICE refused as ``run_query`` does;
+    ``notes`` (a list, if given) receives what ``run_query`` puts in an answer's notes."""
+    q, bound, said = _prepared(store, q, values, allow_service=allow_service, now_ms=now_ms)
+    if notes is not None:
+        notes += said
+    return store.ask(q.text, bound)
+
+
+def run_construct(store: TripleStore, q: NamedQuery | str, values: Mapping[str, object] | None = None, *,
+                  allow_service: bool = False, now_ms: int | None = None,
+                  notes: list[str] | None = None) -> list[ox.Triple]:
+    """A CONSTRUCT or DESCRIBE query file's triples, as ``run_ask`` runs an ASK (mq1 #9: a library
+    caller had to repeat the command's steps, the SERVICE guard among them)."""
+    q, bound, said = _prepared(store, q, values, allow_service=allow_service, now_ms=now_ms)
+    if notes is not None:
+        notes += said
+    return store.construct(q.text, bound)
+
+
+def _prepared(store: TripleStore, q: NamedQuery | str, values: Mapping[str, object] | None, *,
+              allow_service: bool, now_ms: int | None) -> tuple[NamedQuery, dict, list[str]]:
+    """(the query, its bound parameters, the notes so far), SERVICE refused first."""
+    if isinstance(q, str):
+        q = get_query(q)
+    refuse_service(q.text, allow_service=allow_service)
+    unfinished = store.unfinished_load()  # a library caller sees no warning on stderr (ut19 #5)
+    notes: list[str] = [unfinished] if unfinished else []
+    return q, bind_params(store, q, values or {}, now_ms=now_ms, notes=notes), notes
 
 
 def _answer(store: TripleStore, q: NamedQuery, bound: Mapping) -> Rows:

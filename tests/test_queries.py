@@ -1689,6 +1689,25 @@ def test_escape_sequences_in_names_do_not_reach_the_terminal(tmp_path, capsys):
     assert fqn in capsys.readouterr().out
 
 
+def test_ask_and_construct_files_run_from_the_library_as_from_the_command(tmp_path, embedded):
+    """mq1 #9: only the CLI bound an ASK or CONSTRUCT file's parameters; a library caller repeated its
+    steps, the SERVICE guard among them."""
+    from changeprov.sparql import run_ask, run_construct
+
+    head = "# param: who user required  a user\nPREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+    (tmp_path / "ask.rq").write_text(head + "ASK WHERE {\n#@bindings\n?e om:performedBy ?who }\n")
+    (tmp_path / "c.rq").write_text(head + "CONSTRUCT { ?e om:performedBy ?who } WHERE {\n#@bindings\n?e om:performedBy ?who }\n")
+    assert run_ask(embedded, load_query_file(tmp_path / "ask.rq"), {"who": "alice.wong"}) is True
+    notes: list[str] = []
+    triples = run_construct(embedded, load_query_file(tmp_path / "c.rq"), {"who": "urn:li:corpuser:bob"}, notes=notes)
+    assert triples and {t.object.value for t in triples} == {"urn:li:corpuser:bob"}
+    with pytest.raises(InputError, match="missing required parameter who"):
+        run_ask(embedded, load_query_file(tmp_path / "ask.rq"))
+    (tmp_path / "s.rq").write_text("ASK { SERVICE <http://127.0.0.1:9/s> { ?s ?p ?o } }\n")
+    with pytest.raises(InputError, match="SERVICE"):
+        run_ask(embedded, load_query_file(tmp_path / "s.rq"))
+
+
 def test_adhoc_file_query_with_header_params(tmp_path, db, capsys):
     rq = tmp_path / "mine.rq"
     rq.write_text("# summary: events of one user\n# param: who user required  a user\n"
