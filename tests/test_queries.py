@@ -188,7 +188,7 @@ def test_a_column_answers_with_its_tables_rows_about_it(store, column_name, name
     its creation and its drop (the table's columns)."""
     rows = run_query(store, get_query(name), {"entity": f"{OM_ORDERS}.{column_name}"})
     assert [r[column].value for r in rows.dicts()] == want
-    assert len(rows.notes) == 1 and rows.notes[0].startswith(f"this is a column: it has no events of its own; ")
+    assert len(rows.notes) == 1 and rows.notes[0].startswith("this is a column: it has no events of its own; ")
 
 
 def test_a_datahub_column_with_change_events_of_its_own_also_has_its_tables_rows(store):
@@ -2107,7 +2107,7 @@ def test_an_unknown_entity_gets_the_closest_names(embedded, entity, hint):
 
 def test_an_unknown_entity_in_a_big_store_gets_a_pointer_to_find_entity(embedded, monkeypatch):
     """Comparing names reads each from the store (~5 s for the 150k entities of a 22M-triple store)."""
-    monkeypatch.setattr("changeprov.sparql.queries.SUGGEST_MAX_ENTITIES", 10)
+    monkeypatch.setattr("changeprov.sparql.params.SUGGEST_MAX_ENTITIES", 10)
     with pytest.raises(InputError, match=r"; to search the names of its \d+ entities by a part, in any case: "
                                          r"changeprov query find-entity --param text=PART$"):
         run_query(embedded, "entity-history", {"entity": "mysql_prod.ecomerce.sales.orders"})

@@ -1,0 +1,272 @@
+"""Notes on an answer: why it is empty (``if-empty:`` checks) or what to know of its rows (``if-rows:``),
+named in a query file's header and run by ``run_query``."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from decimal import Decimal
+from typing import Mapping
+
+import pyoxigraph as ox
+
+from changeprov.mapping.vocab import XSD_DECIMAL
+from changeprov.sparql.formats import display_text, display_value
+from changeprov.sparql.params import user_name
+from changeprov.sparql.query_files import OM_PREFIX
+from changeprov.sparql.stores import Rows, TripleStore
+
+_VERSIONED = (OM_PREFIX +
+              "ASK {\n#@bindings\n?event om:affectsEntity ?entity ; om:currentVersion ?v }")
+
+
+_FIRST_EVENT = (OM_PREFIX +
+                "SELECT ?entity (MIN(?t) AS ?first) WHERE {\n#@bindings\n"
+                "?event om:affectsEntity ?entity ; om:timestamp ?t }\n"
+                "GROUP BY ?entity")
+
+
+def _instant(lexical: str) -> _dt.datetime:
+    return _dt.datetime.fromisoformat(lexical)
+
+
+def _unversioned(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Literal]) -> list[str]:
+    """A version asked of an entity whose events carry none (DataHub's; only OpenMetadata events
+    have a currentVersion), or a time before the entity's first event: the empty answer says nothing
+    a user could see without this note."""
+    if "version" in bound and not store.ask(_VERSIONED, {"entity": bound["entity"]}):
+        return ["no event of this entity has a version (only OpenMetadata events carry a currentVersion), "
+                "so version= selects none of them; as_of=TIME asks for its state at a time"]
+    if "as_of" in bound:
+        rows = store.select(_FIRST_EVENT, {"entity": bound["entity"]}).rows
+        first = rows[0][1] if rows else None
+        if first is not None and _instant(first.value) > _instant(bound["as_of"].value):
+            return [f"as_of {display_text(bound['as_of'])} is before the entity's first event ({display_text(first)}): "
+                    "the log knows nothing of it yet"]
+    return []
+
+
+_FIELDS = (OM_PREFIX +
+           "SELECT DISTINCT ?entity ?name WHERE {\n#@bindings\n?event om:affectsEntity ?entity ; om:hasChangeDescription ?cd .\n"
+           "?cd om:fieldsAdded|om:fieldsUpdated|om:fieldsDeleted ?fc . ?fc om:fieldName ?name\n} ORDER BY ?name")
+
+
+def _unchanged_field(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Literal]) -> list[str]:
+    """A field name that no change of the entity has: most often a typo or another tool's name for it
+    (OpenMetadata ``owners``, DataHub ``ownership`` / ``OWNER``), which an empty answer would hide."""
+    if "field" not in bound:
+        return []
+    names = [r[1].value for r in store.select(_FIELDS, {"entity": bound["entity"]}).rows]
+    if not names:
+        return ["no event of this entity changed any field"]
+    field = bound["field"].value
+    owners = ("OWNER", "OWNERSHIP")
+    if ("since" in bound or "until" in bound) and any(
+            n == field or n.endswith("." + field) or (n in owners and field in owners) for n in names):
+        return [f"{field!r} changed on this entity, but not between since and until"]
+    shown = ", ".join(names[:40]) + (f", … ({len(names)} in all)" if len(names) > 40 else "")
+    return [f"no change of a field named {bound['field'].value!r} on this entity (names are case-sensitive; "
+            f"a name also matches nested names ending in .NAME); its changed fields are: {shown}"]
+
+
+_VERSIONS = (OM_PREFIX +
+             "SELECT DISTINCT ?entity ?v WHERE {\n#@bindings\n?event om:affectsEntity ?entity ; om:currentVersion ?v }")
+
+
+def _versions_note(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Literal]) -> list[str]:
+    """A version the entity never had (ut7a #7): version=1.0 of an entity at 0.5 then 1.5 answers
+    the state at 0.5, which is right, but it must not read as "1.0 looked like this"."""
+    if "version" not in bound:
+        return []
+    asked = Decimal(bound["version"].value)
+    known = sorted({Decimal(r[1].value) for r in store.select(_VERSIONS, {"entity": bound["entity"]}).rows})
+    if not known or asked in known:
+        return []
+    def text(v: Decimal) -> str:  # as the tables show versions: 2.0, not 2
+        return display_value(ox.Literal(f"{v:f}", datatype=XSD_DECIMAL))
+
+    shown = ", ".join(text(v) for v in known[:12]) + (f", … ({len(known)} in all)" if len(known) > 12 else "")
+    before = [v for v in known if v < asked]
+    where = (f"the state shown is at {text(before[-1])}, its last version before it" if before
+             else "it is before the entity's first version")
+    return [f"version {bound['version'].value} is not a version of this entity ({shown}): {where}"]
+
+
+def _unversioned_or_unknown(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Literal]) -> list[str]:
+    return _unversioned(store, bound) or _versions_note(store, bound)
+
+
+_IMPERSONATED = (OM_PREFIX +
+                 "SELECT ?user ?since ?until (COUNT(DISTINCT ?event) AS ?n) WHERE {\n#@bindings\n"
+                 "?event om:impersonatedBy ?user ; om:timestamp ?time .\n"
+                 "FILTER(COALESCE(?time >= ?since, true)) FILTER(COALESCE(?time <= ?until, true)) }\n"
+                 "GROUP BY ?user ?since ?until")
+
+
+def _impersonations(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Literal],
+                    _rows: Rows | None = None) -> list[str]:
+    """A bot that acts on behalf of users is the changes' impersonator, not their performer (ut7a #6):
+    say how many changes it made that way, or its "(0 rows)" reads as "it changed nothing"."""
+    found = store.select(_IMPERSONATED, {k: v for k, v in bound.items() if k in ("user", "since", "until")}).rows
+    n = int(found[0][-1].value) if found else 0
+    if not n:
+        return []
+    return [f"{user_name(bound['user'].value)} also made {n} change(s) on behalf of other users "
+            "(om-event:impersonatedBy), listed under the users they acted for; `changeprov audit` lists them "
+            "as impersonated"]
+
+
+_IS_COLUMN = (OM_PREFIX +
+              "ASK {\n#@bindings\n?entity a om:Column }")
+_HAS_COLUMN_EDGE = ("PREFIX prov: <http://www.w3.org/ns/prov#>\n"
+                    "ASK {\n#@bindings\n?entity prov:qualifiedDerivation|^prov:entity ?edge }")
+
+
+def _column_lineage(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Literal]) -> list[str]:
+    """Of a column, lineage follows column-level edges only: an empty answer does not mean that its
+    table has no lineage (ut7a #5)."""
+    if not store.ask(_IS_COLUMN, {"entity": bound["entity"]}):
+        return []
+    if not store.ask(_HAS_COLUMN_EDGE, {"entity": bound["entity"]}):  # ut9a #4: unknown is not "nothing"
+        return ["this is a column with no column-level lineage in the store (OpenMetadata columnsLineage, DataHub "
+                "fineGrainedLineages): the empty answer says nothing of what depends on it; the lineage of its "
+                "table is in upstream/downstream of the table"]
+    return ["this is a column: its lineage follows column-level edges (OpenMetadata columnsLineage, DataHub "
+            "fineGrainedLineages), and none of them was valid at that time; the lineage of its table is in "
+            "upstream/downstream of the table"]
+
+
+_LAST_HARD_DELETE = (OM_PREFIX +
+                     "SELECT ?entity ?as_of ?time WHERE {\n#@bindings\n"
+                     "?event om:affectsEntity|om:cascadesTo ?entity ; om:lifecycleChange om:HardDeleted ;\n"
+                     "om:timestamp ?time . FILTER(COALESCE(?time <= ?as_of, true)) } ORDER BY DESC(?time) LIMIT 1")
+
+
+_NAMED_IN_JOB_LISTS = (OM_PREFIX +
+                       "ASK {\n#@bindings\n?fc om:addedInput|om:addedOutput|om:keptInput|om:keptOutput ?entity }")
+_HAS_JOB_LISTS = (OM_PREFIX +
+                  "ASK {\n#@bindings\n?event om:affectsEntity ?entity FILTER EXISTS { ?event om:aspectName \"dataJobInputOutput\" } }")
+
+
+def _not_a_job(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Literal]) -> list[str]:
+    """job-io of a dataset answers nothing: say where its jobs are (ut13 #8)."""
+    if store.ask(_NAMED_IN_JOB_LISTS, {"entity": bound["job"]}) and not store.ask(_HAS_JOB_LISTS, {"entity": bound["job"]}):
+        return ["this is a dataset that jobs read or write, not a job: its jobs are in "
+                "`changeprov query job-candidates --param dataset=…` (every job that ever named it) and in "
+                "upstream/downstream with --param jobs=true"]
+    return []
+
+
+def _not_a_dataset(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Literal]) -> list[str]:
+    """job-candidates of a job answers nothing: say where its datasets are (ut13 #8)."""
+    if store.ask(_HAS_JOB_LISTS, {"entity": bound["dataset"]}):
+        return ["this is a job, not a dataset: its inputs and outputs are in "
+                "`changeprov query job-io --param job=…`"]
+    return []
+
+
+def _hard_deleted(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Literal]) -> list[str]:
+    """An empty state after a hard delete is that delete, not "no field changes" (ut10a #6)."""
+    found = store.select(_LAST_HARD_DELETE, {k: v for k, v in bound.items() if k in ("entity", "as_of")}).rows
+    if not found:
+        return []
+    return [f"it was hard-deleted at {display_text(found[0][-1])}: a hard delete ends every value set before it"]
+
+
+_NO_CREATION = (OM_PREFIX +
+                "ASK {\n#@bindings\n?event om:affectsEntity ?entity FILTER EXISTS { ?event om:currentVersion ?v }\n"
+                "FILTER NOT EXISTS { ?created om:affectsEntity ?entity FILTER EXISTS { ?created om:lifecycleChange om:Created } } }")
+
+
+def _no_creation(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Literal]) -> list[str]:
+    """An OpenMetadata entity whose log starts after its creation: its lists are what the log changed
+    (its events list changes, not whole lists), which must not read as its whole state (ut17 #4)."""
+    if not isinstance(bound.get("entity"), ox.NamedNode) or not store.ask(_NO_CREATION, {"entity": bound["entity"]}):
+        return []
+    return ["the store has no creation event of this OpenMetadata entity (the log starts later): its list fields "
+            "(tags, owners, columns, ...) hold only the members its events added, and values it was created with "
+            "are unknown; each event keeps the whole entity as it stood then (om-event:entityState, shown by "
+            "`changeprov describe`)"]
+
+
+_SPAN = (OM_PREFIX +
+         "SELECT ?entity (COUNT(?event) AS ?n) (MIN(?time) AS ?first) (MAX(?time) AS ?last) WHERE {\n#@bindings\n"
+         "?event om:affectsEntity ?entity ; om:timestamp ?time } GROUP BY ?entity\n")
+
+
+def _outside_window(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Literal]) -> list[str]:
+    """An entity with events, none in the window asked (rv37 #7): not 'nothing ever happened'."""
+    if "since" not in bound and "until" not in bound:
+        return []
+    rows = store.select(_SPAN, {"entity": bound["entity"]}).rows
+    if not rows or rows[0][1] is None or int(rows[0][1].value) == 0:
+        return []
+    _, n, first, last = rows[0]
+    return [f"the entity has {int(n.value):,} event(s), from {display_text(first)} to {display_text(last)}, "
+            "none between since and until"]
+
+
+#: ``# if-empty: NAME`` checks: (store, bound parameters) → notes explaining an empty answer
+EMPTY_CHECKS = {"unversioned": _unversioned_or_unknown, "unchanged-field": _unchanged_field,
+                "impersonations": _impersonations, "column-lineage": _column_lineage,
+                "hard-deleted": _hard_deleted, "not-a-job": _not_a_job, "not-a-dataset": _not_a_dataset,
+                "no-creation": _no_creation, "window": _outside_window}
+
+
+_CATEGORY = re.compile(r"[A-Z][A-Z_]*")
+
+
+def _datahub_views(_store: TripleStore, _bound: Mapping, rows: Rows) -> list[str]:
+    """A DataHub entity's state mixes two views of the same changes (ut6a #7): say so, or "who owns
+    it?" reads as two different answers."""
+    if "field" not in rows.variables:
+        return []
+    i = rows.variables.index("field")
+    names = {r[i].value for r in rows.rows if r[i] is not None}
+    categories = sorted(n for n in names if _CATEGORY.fullmatch(n))
+    aspects = sorted(n for n in names if not _CATEGORY.fullmatch(n))
+    if not categories or not aspects:
+        return []
+    return [f"DataHub reports a change twice and both views are listed: as an aspect (its MetadataChangeLog; "
+            f"here {', '.join(aspects[:6])}{', …' if len(aspects) > 6 else ''}: the aspect's value, list aspects "
+            f"one row per member) and as a change-event category (its EntityChangeEvent; here "
+            f"{', '.join(categories[:6])}{', …' if len(categories) > 6 else ''}: one row per member or modifier)"
+            + ("; OWNERSHIP (also the older OWNER) and ownership list the same owners" if "ownership" in aspects
+               and {"OWNER", "OWNERSHIP"} & set(categories) else "")]
+
+
+_SKEWED = (OM_PREFIX +
+           "PREFIX prov: <http://www.w3.org/ns/prov#>\n"
+           "SELECT ?entity ?as_of ?time ?other_time ?aspect WHERE {\n#@bindings\n"
+           "?event om:affectsEntity ?entity ; prov:used ?v ; om:timestamp ?time .\n"
+           "?v prov:wasGeneratedBy ?g . ?g om:timestamp ?other_time .\n"
+           "FILTER(?other_time > ?time && COALESCE(?other_time <= ?as_of, true))\n"
+           "FILTER NOT EXISTS { ?event om:affectsEntity ?v }\n"
+           # a DataHub entity created again numbers its versions from 1 again: the version's other
+           # generator may be the next life's, after a hard delete (rv37 #2)
+           "FILTER NOT EXISTS { ?gone om:affectsEntity ?entity ; om:lifecycleChange om:HardDeleted ;\n"
+           "  om:timestamp ?t9 FILTER(?t9 >= ?time && ?t9 <= ?other_time) }\n"
+           "OPTIONAL { ?event om:aspectName ?aspect }\n"
+           "} ORDER BY ?time LIMIT 3\n")
+
+
+def _clock_skew(store: TripleStore, bound: Mapping, _rows: Rows) -> list[str]:
+    """A change that revises a version stamped later (ut20 #8): the state follows the timestamps,
+    so it may show a value its writer had already replaced."""
+    rows = store.select(_SKEWED, {k: bound[k] for k in ("entity", "as_of") if k in bound}).rows
+    if not rows:
+        return []
+    *_, time, later, aspect = rows[0]
+    where = f" (of {aspect.value})" if aspect is not None else ""
+    return [f"the timestamps and the version chain disagree here: a change at {time.value}{where} revises a "
+            f"version stamped {later.value} (a writer's clock ran behind?); the state follows the timestamps, "
+            f"so a value its writer had already replaced may be shown; `changeprov audit` lists each such "
+            f"change as out-of-order"]
+
+
+#: ``# if-rows: NAME`` checks: rows → notes explaining an answer
+ROW_CHECKS = {"datahub-views": _datahub_views, "impersonations": _impersonations, "clock-skew": _clock_skew,
+              "unknown-version": lambda store, bound, _rows: _versions_note(store, bound),
+              "no-creation": lambda store, bound, _rows: _no_creation(store, bound)}
+
+
