@@ -70,7 +70,6 @@ def first_lines(path: Path, n: int) -> bytes:
 
 def bench_reason(sizes: list[int], *, verify: bool, owlrl_max: int) -> None:
     import owlrl
-    import pyoxigraph as ox
     import rdflib
 
     from changeprov.ontology.tbox import tbox, tbox_graph

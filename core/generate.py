@@ -211,7 +211,6 @@ class _Gen(_OpenMetadataEvents, _DataHubEvents, _DataHubJobs):
 
     # ================================================================ hostile lines
     def hostile(self, kind, n) -> tuple:
-        rnd = self.random
         om = self.last_om or _FALLBACK_OM
         if kind == "duplicate":
             if self.ring_n == 0:

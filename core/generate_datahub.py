@@ -376,7 +376,7 @@ class _DataHubEvents:
         if ece != "only":
             value = {"deprecated": ds.deprecated}
             if ds.deprecated:
-                value.update({"decommissionTime": t + 30 * 86_400_000, "note": f"Superseded; decommission planned.",
+                value.update({"decommissionTime": t + 30 * 86_400_000, "note": "Superseded; decommission planned.",
                               "actor": actor})
             else:
                 value.update({"note": "", "actor": actor})

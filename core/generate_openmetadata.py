@@ -121,7 +121,7 @@ class _OpenMetadataEvents:
                 e.cols.append(self._column(fqn, ci, j + 1))
             e.extra["colpool"] = [i for i in range(len(COLUMNS)) if i not in picks]
             e.static = href + ',"tableType":"Regular"'
-            schema_fqn, db_fqn = fqn.rsplit(".", 1)[0], fqn.split(".", 2)
+            db_fqn = fqn.split(".", 2)
             db_fqn = db_fqn[0] + "." + db_fqn[1]
             e.static2 = (',"service":' + svc_json + ',"serviceType":"%s"' % stype)
             if rnd() < 0.5:

@@ -20,7 +20,7 @@ from importlib import resources
 import rdflib
 from rdflib.namespace import OWL, RDF, RDFS
 
-from changeprov.ontology import OM_EVENT, PROV, ontology_graph
+from changeprov.ontology import OM_EVENT, PROV, ontology_graph  # noqa: F401 (OM_EVENT: the doctests)
 
 PROV_O_FILE = "prov-o.ttl"
 #: Classes every individual belongs to; membership in them says nothing, so it is never materialised.

@@ -26,7 +26,6 @@ leave the batches before it in, and loading again completes them.
 from __future__ import annotations
 
 import io
-import json
 import math
 import os
 import re

@@ -304,7 +304,7 @@ def test_load_takes_the_reference_mappers_n_triples_file(tmp_path, capsys, gz):
         nt = tmp_path / "corpus.nt.gz"
         nt.write_bytes(gzip.compress(map_corpus(tmp_path).read_bytes()))
     assert main(["load", str(nt), "--store", str(tmp_path / "db")]) == 0, capsys.readouterr().err
-    assert f"from 1 file(s)" in capsys.readouterr().err
+    assert "from 1 file(s)" in capsys.readouterr().err
     with open_store("embedded", path=tmp_path / "db", read_only=True) as store:
         assert store.count() == len(map_corpus(tmp_path).read_bytes().splitlines()) > 1000
     (tmp_path / "notes.txt").write_text("x")
