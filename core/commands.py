@@ -153,7 +153,8 @@ def _run_export(args: argparse.Namespace) -> int:
     import sys
 
     from changeprov.errors import InputError
-    from changeprov.spark.job import export, outside_output, read_before, refuse_if_busy, resolve_inputs
+    from changeprov.spark.exportlock import refuse_if_busy
+    from changeprov.spark.job import export, outside_output, read_before, resolve_inputs
     from changeprov.spark.session import evaluation_conf, get_session
 
     conf = {}
@@ -195,7 +196,7 @@ def _run_export(args: argparse.Namespace) -> int:
     else:
         print_counts(result.counts, title=f"export {result.run_id}: {args.out}")
         if result.manifest.get("replaced"):
-            from changeprov.spark.job import describe_replaced
+            from changeprov.spark.commit import describe_replaced
 
             print(f"  replaced the export that was there ({describe_replaced(result.manifest['replaced'])});"
                   " --mode append adds to an export")

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 import os
 import re
@@ -20,7 +21,7 @@ from changeprov.errors import InputError
 MODES = ("overwrite", "append")
 COMPRESSIONS = ("none", "gzip")
 
-#: the lock a running export holds in its folder (run id, host, pid, start: spark.job.acquire_lock)
+#: the lock a running export holds in its folder (run id, host, pid, start: spark.exportlock.acquire_lock)
 LOCK = "_export.lock"
 
 #: a part file as `changeprov export` names it: part-NNNNN (an overwrite run) or part-<the first 12 hex
@@ -110,11 +111,31 @@ def lock_holder(root: Path) -> dict | None:
     return held
 
 
+def iso_seconds(t: float) -> str:
+    """A manifest's or lock's time: UTC, to the second, ``+00:00``."""
+    return _dt.datetime.fromtimestamp(t, _dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def describe_holder(held: dict) -> str:
+    """"run 0123456789ab, pid 7 on host, started 2026-01-02T03:04:05.000Z": a lock's holder, as every
+    message names it, its time in the form people read times in everywhere (three copies had
+    drifted: the load's showed the raw stamp; mq1 #6)."""
+    return (f"run {str(held.get('run_id'))[:12]}, pid {held.get('pid')} on {held.get('host')}, "
+            f"started {shown_time(held.get('started'))}")
+
+
+def shown_time(stamp) -> str:
+    """A manifest's or lock's time (seconds, ``+00:00``) in the form people read times in everywhere."""
+    from changeprov.sparql.formats import display_datetime  # pyoxigraph: only for a message
+
+    return display_datetime(stamp) if isinstance(stamp, str) else str(stamp)
+
+
 def running_export(root: Path) -> str | None:
     """Who holds ``root``'s export lock, unless its process is known to be gone: a load meanwhile
     reads the last committed run, not the one being written (ut15 #10)."""
     held = lock_holder(root)
     if held is None:
         return None
-    return (f"an export (run {str(held.get('run_id'))[:12]}, pid {held.get('pid')} on {held.get('host')}, started "
-            f"{held.get('started')}) is writing into {root}: this load has the runs committed before it, not its triples")
+    return (f"an export ({describe_holder(held)}) is writing into {root}: this load has the runs committed before "
+            "it, not its triples")

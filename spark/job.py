@@ -15,11 +15,6 @@ Layout of DIR:
 
 from __future__ import annotations
 
-import datetime as _dt
-import gzip
-import json
-import os
-import socket
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -33,15 +28,15 @@ from pyspark.sql import functions as F
 
 from changeprov import __version__
 from changeprov.errors import InputError, SparkError
-from changeprov.exportlayout import (COMPRESSIONS, LOCK, MODES, alive, lock_fields, lock_holder, manifest_runs,
-                                     parse_manifest, run_ids, written_by_a_run)
+from changeprov.exportlayout import COMPRESSIONS, MODES, iso_seconds, manifest_runs, parse_manifest
 from changeprov.mapping.decode import BOM, BOM_DETAIL, RAW_LIMIT, REASONS
 from changeprov.mapping.vocab import rules
 from changeprov.ontology import VERSION_IRI
+from changeprov.spark.commit import _commit, committed_manifest, describe_replaced, remove_uncommitted, replaced_export
+from changeprov.spark.exportlock import acquire_lock, release_lock
 from changeprov.spark.fs import FileSystem, display_input, display_source, local_file, local_input, local_out
 from changeprov.spark.plans import add_stages, reuse
 from changeprov.spark.session import first_line
-from changeprov.sparql.formats import display_datetime
 
 EVENT_TYPE_TRIPLE_END = (" <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> "
                          "<https://open-metadata.org/schema/type/changeEvent/ChangeEvent> .")
@@ -348,55 +343,6 @@ def export(spark: SparkSession, inputs: Sequence[str], out: str, *, family: str 
         release_lock(fs, run_id)
 
 
-def acquire_lock(fs: FileSystem, out: str, run_id: str, *,
-                 progress: Callable[[str], None] = lambda _msg: None) -> None:
-    """Take ``out``'s lock (``_export.lock``: run id, host, pid, start), or refuse: a second export into
-    the same folder deleted the first one's staging as a dead run's leftovers, and both failed (ut8b #4).
-    A lock left by a process of this host that no longer runs (or by this very pid in an earlier life
-    of a restarted container) is taken over, after checking that it is still the same lock, and
-    ``progress`` says whose it was: the run then deletes that run's leftovers, which the log must explain."""
-    fs.mkdirs()
-    mine = {"run_id": run_id, "host": socket.gethostname(), "pid": os.getpid(), "started": _iso(time.time())}
-    data = (json.dumps(mine) + "\n").encode()
-    held: dict = {}
-    taken_from: dict | None = None
-    for _ in range(3):
-        if fs.create_new(LOCK, data):
-            if taken_from is not None:
-                progress(_took_over(taken_from, same_pid=taken_from.get("pid") == mine["pid"]))
-            return
-        text = _read_lock(fs)
-        if text is None:
-            continue  # released meanwhile: try again
-        held = lock_fields(text)
-        stale = held.get("host") == mine["host"] and (held.get("pid") == mine["pid"] or not alive(held.get("pid")))
-        if not stale:
-            break
-        if _read_lock(fs) == text:  # still that dead run's lock, not one another run just took
-            fs.delete(LOCK)
-            taken_from = held
-    if not held:
-        raise InputError(f"{out.rstrip('/')}/{LOCK} cannot be read (another export is writing it, or one died "
-                         "while writing it): if no export is running into this folder, delete it")
-    raise _busy(held, out)
-
-
-def _busy(held: dict, out: str) -> InputError:
-    return InputError(
-        f"another export (run {str(held.get('run_id'))[:12]}, pid {held.get('pid')} on {held.get('host')}, started "
-        f"{_shown(held.get('started'))}) is writing into {out}: let it finish; if it is not running any more, delete "
-        f"{out.rstrip('/')}/{LOCK}")
-
-
-def refuse_if_busy(out: str) -> None:
-    """Refuse a local ``out`` that another running export holds before Spark starts: the run itself
-    refuses only once its session is up (~20 s, and a second JVM, ut23 #8)."""
-    local = local_out(out)
-    held = lock_holder(local) if local is not None else None
-    if held and held.get("pid") != os.getpid():  # this pid's own: an earlier life of it (acquire_lock)
-        raise _busy(held, out)
-
-
 def read_before(out: str, inputs: Sequence[str]) -> list[str]:
     """The ``inputs`` whose paths a committed run of the local export ``out`` read already: appended
     again with the same lines, their triples are written twice (a store holds them once) and their
@@ -408,27 +354,6 @@ def read_before(out: str, inputs: Sequence[str]) -> list[str]:
         return []
     seen = {i for run in manifest_runs(manifest) for i in run.get("inputs") or [] if isinstance(i, str)}
     return sorted(set(inputs) & seen)
-
-
-def _took_over(held: dict, *, same_pid: bool) -> str:
-    why = ("its pid is this process's, so an earlier process with that pid left it (a restarted container?)"
-           if same_pid else "that process no longer runs")
-    return (f"took over the lock of export run {str(held.get('run_id'))[:12]}, pid {held.get('pid')} on "
-            f"{held.get('host')}, started {_shown(held.get('started'))}: {why}")
-
-
-def release_lock(fs: FileSystem, run_id: str) -> None:
-    """Remove the lock if it is still this run's (never one another run took over)."""
-    text = _read_lock(fs)
-    if text is not None and lock_fields(text).get("run_id") == run_id:
-        fs.delete(LOCK)
-
-
-def _read_lock(fs: FileSystem) -> str | None:
-    try:
-        return fs.read_text(LOCK) if fs.exists(LOCK) else None
-    except Exception:  # removed between the two calls (Hadoop's error comes through py4j)
-        return None
 
 
 def _export(spark: SparkSession, inputs: Sequence[str], out: str, fs: FileSystem, run_id: str, started: float, *,
@@ -485,7 +410,7 @@ def _export(spark: SparkSession, inputs: Sequence[str], out: str, fs: FileSystem
     quarantine_rows = _number_quarantine(spark, fs, staging, stats["splits"], found.bom_only)
     manifest = {
         "run_id": run_id, "tool": "changeprov", "tool_version": __version__, "ontology_version": VERSION_IRI,
-        "started": _iso(started), "finished": None, "inputs": list(inputs), "mode": mode, "family": family,
+        "started": iso_seconds(started), "finished": None, "inputs": list(inputs), "mode": mode, "family": family,
         "compress": compress, "counts": counts,
     }
     if replaces:
@@ -493,44 +418,6 @@ def _export(spark: SparkSession, inputs: Sequence[str], out: str, fs: FileSystem
     _commit(spark, fs, staging, mode=mode, compress=compress, run_id=run_id, quarantine_rows=quarantine_rows,
             manifest=manifest, previous=previous)
     return ExportResult(out=out, run_id=run_id, manifest=manifest)
-
-
-def committed_manifest(fs: FileSystem, out: str, *, required: bool) -> dict | None:
-    """The folder's manifest, None if it has none. A damaged one is an InputError where the run needs
-    it (``required``: an append), else treated as none: an overwrite replaces it with the files."""
-    if not fs.exists("manifest.json"):
-        return None
-    try:
-        return parse_manifest(fs.read_text("manifest.json"), f"{out}/manifest.json")
-    except InputError as exc:
-        if required:
-            raise InputError(f"{exc}; restore it, or export with --mode overwrite (which replaces the folder's "
-                             "export)") from None
-        return None
-
-
-def replaced_export(fs: FileSystem, manifest: dict | None) -> dict | None:
-    """What an overwrite run would replace: the committed export's runs (id, finish time, triples), or
-    None when the folder holds no committed export. An operator who forgot ``--mode append`` must
-    see it, and the new manifest keeps the record (``replaced``). ``manifest``: the folder's, parsed
-    (None: none, or damaged; still a committed export)."""
-    if not fs.exists("_SUCCESS"):
-        return None
-    if manifest is None:
-        return {"runs": []}
-    runs = manifest_runs(manifest)[1:] + manifest_runs(manifest)[:1]  # the oldest first
-    return {"runs": [{"run_id": r.get("run_id"), "finished": r.get("finished"),
-                      "triples": (r.get("counts") or {}).get("triples")} for r in runs]}
-
-
-def describe_replaced(replaced: dict) -> str:
-    runs = replaced.get("runs", [])
-    if not runs:
-        return "no readable manifest.json"
-    triples = sum(r.get("triples") or 0 for r in runs)
-    last = runs[-1]
-    return (f"{len(runs)} run(s), {triples:,} triples written, the last run {str(last.get('run_id'))[:12]} "
-            f"finished {_shown(last.get('finished'))}")
 
 
 def write_rows(family: str) -> Callable[[DataFrame], DataFrame]:
@@ -738,125 +625,3 @@ def _number_quarantine(spark: SparkSession, fs: FileSystem, staging: str, splits
     return numbered if extra is None else numbered.unionByName(extra)
 
 
-
-
-def remove_uncommitted(fs: FileSystem, manifest: dict | None) -> int:
-    """Delete the files of ``triples/`` and ``quarantine/`` that no committed run wrote; returns how many.
-
-    A run killed while committing (DIR/_SUCCESS is removed first) leaves some of its files moved
-    into place, some renamed, some with Spark's names. The manifest, written after every move, names
-    the committed runs: an append run's files carry its id (part-<12 hex>-NNNNN), an overwrite run's
-    none (part-NNNNN, and only with a manifest: overwrite deletes the manifest before the files).
-    Anything else would otherwise be committed by the next append with no manifest counting it.
-    ``manifest``: the folder's, parsed (None: it has none)."""
-    runs = run_ids(manifest) if manifest is not None else set()
-
-    def committed(name: str) -> bool:
-        return written_by_a_run(name, runs, overwrite_run=manifest is not None)
-
-    removed = 0
-
-    def sweep(*where: str) -> bool:
-        """Remove the uncommitted files under ``where``; True if the folder is empty after."""
-        nonlocal removed
-        names = fs.names(*where)
-        kept = len(names)
-        for name in names:
-            if name.startswith(("source=", "date=")):
-                if sweep(*where, name):
-                    fs.delete(*where, name)
-                    kept -= 1
-            elif name.startswith("part-") and not committed(name):
-                fs.delete(*where, name)
-                removed += 1
-                kept -= 1
-        return kept == 0
-
-    sweep("triples")
-    sweep("quarantine")
-    return removed
-
-
-def _commit(spark, fs: FileSystem, staging: str, *, mode: str, compress: str, run_id: str,
-            quarantine_rows: DataFrame | None, manifest: dict, previous: dict | None) -> None:
-    """Move staged files into the final layout; _SUCCESS is written last and removed first."""
-    for marker in ("_SUCCESS", "triples/_SUCCESS", "quarantine/_SUCCESS"):
-        fs.delete(marker)
-    if mode == "overwrite":
-        # the manifest first: without it, the next run treats every file left here as uncommitted
-        for name in ("manifest.json", "triples", "quarantine"):
-            fs.delete(name)
-    prefix = "part" if mode == "overwrite" else f"part-{run_id[:12]}"
-    suffix = ".nt.gz" if compress == "gzip" else ".nt"
-    # Whole folders are moved where the target has none yet: creating thousands of partition
-    # folders one by one costs a chmod process each on a local file system (see README).
-    if fs.exists(staging, "kind=t") and not fs.exists("triples"):
-        fs.move((staging, "kind=t"), ("triples",))
-    elif fs.exists(staging, "kind=t"):
-        for source in fs.names(staging, "kind=t"):  # source=<family>
-            if not fs.exists("triples", source):
-                fs.move((staging, "kind=t", source), ("triples", source))
-                continue
-            for date in fs.names(staging, "kind=t", source):  # date=YYYY-MM-DD
-                if not fs.exists("triples", source, date):
-                    fs.move((staging, "kind=t", source, date), ("triples", source, date))
-                    continue
-                for name in fs.names(staging, "kind=t", source, date):
-                    fs.move((staging, "kind=t", source, date, name), ("triples", source, date, name))
-    committed = [n for n in fs.names("triples") if n.startswith("part-")]
-    written: dict[str, int] = {}
-    for source in fs.names("triples"):  # name this run's files: part-NNNNN.nt (append: part-<run>-NNNNN.nt)
-        for date in fs.names("triples", source):
-            where = ("triples", source, date)
-            sizes = fs.sizes(*where)
-            committed += [name for name in sizes if name.startswith("part-")]
-            fresh = [name for name in sizes if _spark_part(name)]
-            for i, name in enumerate(fresh):
-                fs.move((*where, name), (*where, f"{prefix}-{i:05d}{suffix}"))
-                written[f"triples/{source}/{date}/{prefix}-{i:05d}{suffix}"] = sizes[name]
-    if not committed:
-        # No line mapped: one empty file, as Spark writes for an empty output, so that the export is
-        # still a valid (empty) graph to a strict checker, which refuses a folder with no files
-        fs.mkdirs("triples")
-        empty = gzip.compress(b"", mtime=0) if compress == "gzip" else b""
-        fs.write_bytes(f"triples/{prefix}-00000{suffix}", empty)
-        written[f"triples/{prefix}-00000{suffix}"] = len(empty)
-    # the part files this run wrote and their sizes, so that `load` can tell a missing, added or
-    # changed file (sparql.loader; ut23 #1: a file cut short by a copy loaded without a word)
-    manifest["files"] = sorted(written)
-    manifest["file_bytes"] = dict(sorted(written.items()))
-    fs.mkdirs("quarantine")
-    if quarantine_rows is not None:
-        q_staging = f"{staging}/quarantine"
-        (quarantine_rows.coalesce(1).sortWithinPartitions("_s", "_l").select("value")
-         .write.mode("overwrite").text(fs.path(q_staging).toString()))
-        parts = [n for n in fs.names(staging, "quarantine") if n.startswith("part-")]
-        for i, name in enumerate(parts):
-            fs.move((staging, "quarantine", name), ("quarantine", f"{prefix}-{i:05d}.jsonl"))
-    if mode == "append" and previous is not None:
-        manifest["previous_runs"] = previous.get("previous_runs", []) + [
-            {k: previous.get(k) for k in ("run_id", "started", "finished", "inputs", "mode", "family", "compress",
-                                          "counts", "files", "file_bytes")}]
-    fs.delete(staging)
-    manifest["finished"] = _iso(time.time())
-    fs.write_text("manifest.json", json.dumps(manifest, indent=2, sort_keys=True) + "\n")
-    # Each output folder is committed like a Spark job directory (readers of DIR/triples alone check
-    # DIR/triples/_SUCCESS); DIR/_SUCCESS, last, commits the whole export.
-    fs.mkdirs("triples")
-    fs.write_text("triples/_SUCCESS", "")
-    fs.write_text("quarantine/_SUCCESS", "")
-    fs.write_text("_SUCCESS", "")
-
-
-def _spark_part(name: str) -> bool:
-    """A file as Spark's text writer names it (part-NNNNN-<uuid>.c000.txt[.gz]), not yet renamed."""
-    return name.startswith("part-") and (name.endswith(".txt") or name.endswith(".txt.gz"))
-
-
-def _shown(stamp) -> str:
-    """A manifest's or lock's time (seconds, ``+00:00``) in the form people read times in everywhere."""
-    return display_datetime(stamp) if isinstance(stamp, str) else str(stamp)
-
-
-def _iso(t: float) -> str:
-    return _dt.datetime.fromtimestamp(t, _dt.timezone.utc).isoformat(timespec="seconds")

@@ -1,4 +1,4 @@
-"""The export folder's lock (spark.job.acquire_lock) and manifest, without a Spark session: a stand-in
+"""The export folder's lock (spark.exportlock.acquire_lock) and manifest, without a Spark session: a stand-in
 for spark.fs.FileSystem on a local folder (they need only these five calls)."""
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from changeprov.errors import InputError
-from changeprov.spark.job import LOCK, acquire_lock
+from changeprov.exportlayout import LOCK
+from changeprov.spark.exportlock import acquire_lock
 
 
 class LocalFolder:
@@ -107,7 +108,8 @@ def test_a_damaged_manifest_stops_an_append_before_anything_moves(tmp_path, text
     """mq1 #2: five readers of manifest.json had four policies; the export's raised AttributeError or
     TypeError (an internal error), and an append's commit read it after moving the part files."""
     from changeprov.sparql.loader import manifest_warnings
-    from changeprov.spark.job import committed_manifest, read_before
+    from changeprov.spark.commit import committed_manifest
+    from changeprov.spark.job import read_before
 
     fs = LocalFolder(tmp_path / "out")
     fs.mkdirs()

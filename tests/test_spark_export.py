@@ -641,7 +641,8 @@ def test_an_export_refuses_a_folder_another_export_is_writing(spark, tmp_path):
     (a process of this host that is gone) is taken over."""
     import socket
 
-    from changeprov.spark.job import LOCK, acquire_lock, release_lock
+    from changeprov.exportlayout import LOCK
+    from changeprov.spark.exportlock import acquire_lock, release_lock
 
     fs = FileSystem(spark, str(tmp_path / "out"))
     acquire_lock(fs, str(tmp_path / "out"), "a" * 32)
@@ -654,7 +655,7 @@ def test_an_export_refuses_a_folder_another_export_is_writing(spark, tmp_path):
                                              r".*: let it finish; if it is not running any more, delete .*_export.lock"):
             acquire_lock(fs, str(tmp_path / "out"), "b" * 32)
         # ut23 #8: the command refuses before Spark starts, not after a second JVM's ~20 s
-        from changeprov.spark.job import refuse_if_busy
+        from changeprov.spark.exportlock import refuse_if_busy
 
         with pytest.raises(InputError, match=r"another export \(run aaaaaaaaaaaa"):
             refuse_if_busy(str(tmp_path / "out"))
