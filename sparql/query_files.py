@@ -131,7 +131,7 @@ def parse_header(name: str, text: str, path: Path | None = None) -> NamedQuery:
     for check in q.if_rows:
         if check not in ROW_CHECKS:
             raise InputError(f"{name}: unknown if-rows check {check!r}")
-    code = blank(text)  # the query's words: no string, IRI or comment
+    code = blank(text, comparisons=True)  # the query's words: no string, IRI or comment
     unused = [p.name for p in q.params if not _uses(code, p.name)]
     if unused and not q.driver:  # a driver's own parameters (jobs=) are its business
         raise InputError(f"{name}: parameter(s) {', '.join('?' + n for n in unused)} declared in the header but "
@@ -187,7 +187,7 @@ def _projected(code: str, name: str) -> bool:
     """Whether the outer SELECT's list in ``code`` (a SELECT query without its strings, IRIs and
     comments) returns ``?name``, or is ``*``.
 
-    >>> projected = lambda query, name: _projected(blank(query), name)
+    >>> projected = lambda query, name: _projected(blank(query, comparisons=True), name)
     >>> projected("# x\\nSELECT ?a (COUNT(?b) AS ?n) WHERE { ?a ?p ?b }", "a"), projected("SELECT ?a { ?a ?p ?b }", "b")
     (True, False)
     >>> projected('SELECT (CONCAT("{", ?t) AS ?s) ?b WHERE { ?a ?p ?b }', "b")  # a brace in a string

@@ -34,7 +34,7 @@ import pyoxigraph as ox
 from changeprov.errors import ChangeprovError, ConfigError, InputError, StoreError
 from changeprov.mapping.vocab import XSD, XSD_STRING
 from changeprov.sparql import loading
-from changeprov.sparql.lexer import blank
+from changeprov.sparql.lexer import PIECES, blank
 
 #: the store kinds and the options of open_store that each takes (the rest is an error, not ignored)
 _OPTIONS = {"embedded": {"path", "create", "read_only"},
@@ -48,11 +48,16 @@ DEFAULT_BATCH_BYTES = 8 * 2**20
 
 Term = ox.NamedNode | ox.Literal | ox.BlankNode
 
-# Strings, IRIs, variables and comments cannot hold the keyword: they are blanked first (sparql.lexer).
-# In what is left, any "service" counts, whatever is around it: the engine's grammar matches keywords
-# with no word boundary on either side (``trueSERVICE <…>``, ``SERVICEsvc:x``, ``SERVICESILENT<…>``
-# and ``ex:.SERVICE`` all run a SERVICE), so no reading of words is safe (rv40 H1, rv41 H1). The price:
-# a prefixed name containing the word (``ex:customerService``) is refused too; write its IRI in full.
+# Where SERVICE may stand, read as the engine reads it, no regular reading can tell: "<" opens an IRI
+# where the grammar wants a term and compares where it wants an expression, and a "#" or a quote
+# inside what one reading takes for an IRI opens a comment or a string in the other. Every reading
+# that blanked strings, IRIs or comments was bypassed (rv40 H1: ".SERVICE"; rv41 H1: keywords glued
+# to a name; rv42 H1: "<?a#>" read as a comparison hid the rest of its line; and mixing an IRI with
+# "#" and a comparison with a quote hides a SERVICE from both readings at once). So the word counts
+# wherever it is but in a variable's name ("?service" is never the keyword): in strings, IRIs and
+# comments too. A value that holds it (databaseService) goes in as a parameter, which the engine
+# binds and never reads as query text; a query meant to federate takes --allow-service.
+_VARIABLE = re.compile(r"(?<!\\)" + PIECES["var"])
 _CODEPOINT = re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})")
 
 
@@ -67,19 +72,20 @@ def has_service(query: str) -> bool:
 
     >>> has_service('SELECT * WHERE { SERVICE <http://x/sparql> { ?s ?p ?o } }')
     True
-    >>> has_service('SELECT ?service WHERE { ?s <http://x/service> "customer service" } # no SERVICE here')
-    False
+    >>> has_service('SELECT ?service WHERE { ?service ?p ?o }'), has_service('SELECT * { ?s ?p "databaseService" }')
+    (False, True)
     """
-    return "service" in blank(_CODEPOINT.sub(_codepoint, query), keep=()).lower()
+    return "service" in _VARIABLE.sub(" ", _CODEPOINT.sub(_codepoint, query)).lower()
 
 
 def refuse_service(query: str, *, allow_service: bool = False) -> None:
     """Refuse query text with a SERVICE clause (an outbound request, ANCHORS.md §D)."""
     if not allow_service and has_service(query):
         raise InputError("query text contains SERVICE (federated query = outbound HTTP request); "
-                         "refused unless --allow-service (allow_service=True) is given. The word counts anywhere "
-                         "outside strings, IRIs, variables and comments, as the engine reads it: a prefixed name "
-                         "such as ex:customerService is refused too (write its IRI in full)")
+                         "refused unless --allow-service (allow_service=True) is given. The word counts wherever it "
+                         "is but in a variable's name, strings, IRIs and comments included (no reader of the text "
+                         "can tell them from query code as the engine does): pass a value such as databaseService "
+                         "as a parameter (# param: in the file's header)")
 
 
 #: pyoxigraph lists the code point ranges a SPARQL name may start with (PN_CHARS_BASE), over 4 lines
@@ -434,11 +440,16 @@ class EmbeddedStore(TripleStore):
         store, self._store = self._store, None
         if self._read_only:  # a reader has nothing to flush (the engine refuses)
             return
+        failed = None
         try:
             store.flush()
         except (OSError, RuntimeError) as exc:
-            raise StoreError(f"flushing {self.path} failed: {first_text(exc)}; the last changes may not be "
-                             "on disk: load again") from None
+            failed = first_text(exc)
+        # raised below, not in the except: the error's traceback holds this frame, which must not hold
+        # the engine's store (and its lock) after the caller caught the error (rv42 L3)
+        del store
+        if failed is not None:
+            raise StoreError(f"flushing {self.path} failed: {failed}; the last changes may not be on disk: load again")
 
 
 # ----------------------------------------------------------------------------- memory (rdflib)

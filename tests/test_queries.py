@@ -1641,16 +1641,20 @@ def test_service_refused_unless_allowed(tmp_path, db, capsys):
     ("SELECT * WHERE { SERVICESILENT<http://127.0.0.1:9/s> { ?s ?p ?o } }", True),
     ("PREFIX ex: <http://x/> SELECT * WHERE { ?a ?b ex:.SERVICE <http://127.0.0.1:9/s> { ?s ?p ?o } }", True),
     ("SELECT * WHERE { ?a ?b trueSERVICE <http://127.0.0.1:9/s> { ?s ?p ?o } }", True),
-    # the price: the word in a prefixed name is refused too (the message says to write the IRI in full)
+    # rv42 H1: "<?a#>" is an IRI where the engine reads a term; read as a comparison, its "#" hid the rest
+    ("BASE <http://e/> SELECT * WHERE { <?a#> ?p ?o . SERVICE <http://127.0.0.1:9/s> { ?s ?p ?o } }", True),
+    # ... and an IRI with "#" beside a comparison with a quote hid a SERVICE from both readings
+    ("PREFIX ex: <http://x/> SELECT * WHERE { ?s <http://x#> ?a . FILTER(?a<ex:f('>')) "
+     "SERVICE <http://127.0.0.1:9/s> { ?s ?p ?o } } #'", True),
+    # the price: the word is refused wherever it is but in a variable's name (a value goes in as a parameter)
     ("PREFIX ex: <http://example.org/> SELECT * WHERE { ?s ex:customerService ?o }", True),
-    ("SELECT ?service WHERE { ?service ?p \"customer service\" } # no service", False),
-    ("SELECT * WHERE { ?s <http://example.org/service> $service . FILTER(?s != <http://x/a#SERVICE>) }", False),
-    ("PREFIX ex: <http://example.org/> SELECT * WHERE { ?s <http://example.org/service> ?o }", False),
-    ("SELECT * WHERE { ?s ?p \"\"\"two\nlines SERVICE <http://x> {}\"\"\" }", False),
+    ("SELECT * WHERE { ?s ?p \"databaseService\" }", True),
+    ("SELECT * WHERE { ?s <http://example.org/service> ?o }", True),
+    ("SELECT ?service WHERE { ?service ?p $service }  # the variable's name only", False),
 ])
-def test_service_is_found_as_a_keyword_not_as_a_word(tmp_path, text, refused):
-    """The guard searched the whole text for the word: a variable ?service, a literal "customer service"
-    or an IRI …/service was refused as a federated query."""
+def test_service_is_refused_wherever_the_word_is_but_in_a_variable(tmp_path, text, refused):
+    """The guard searched the whole text for the word, and refused ?service; each reading that then
+    blanked strings, IRIs or comments was bypassed (rv40, rv41, rv42)."""
     rq = tmp_path / "q.rq"
     rq.write_text(text, encoding="utf-8")
     q = load_query_file(rq)

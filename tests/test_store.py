@@ -1096,8 +1096,17 @@ def test_a_writers_failed_flush_on_close_is_an_error(tmp_path):
             raise OSError("No space left on device")
 
     store._store = Full()
-    with pytest.raises(StoreError, match="flushing .*db failed: No space left on device"):
+    with pytest.raises(StoreError, match="flushing .*db failed: No space left on device") as caught:
         store.close()
     store.close()  # closed: nothing more to say
+    # rv42 L3: the caught error's traceback held close()'s frame, and in it the engine's store (its lock)
+    (close,) = [tb.tb_frame for tb in _frames(caught.value.__traceback__) if tb.tb_frame.f_code.co_name == "close"]
+    assert "store" not in close.f_locals
     with open_store("embedded", path=tmp_path / "db", read_only=True) as reader:
         assert reader.count() == 0  # a reader closes without a flush
+
+
+def _frames(tb):
+    while tb is not None:
+        yield tb
+        tb = tb.tb_next
