@@ -194,6 +194,9 @@ def _map(plan: Plan, *, legacy: bool) -> Family:
         ck.typed(k["entityFullyQualifiedName"], STR, "entityFullyQualifiedName")
     with ck.guard(truthy(user)):
         ck.ident(user, "userName")
+    # again, after userName: the reference reads the FQN before it for an entity and after it for a
+    # lineage edge, so a line with both faults gets the reference's reason either way (a check that
+    # already failed above changes nothing here)
     ck.typed(k["entityFullyQualifiedName"], STR, "entityFullyQualifiedName")
     ck.typed(k["userId"], STR, "userId")
     ck.typed(k["impersonatedBy"], STR, "impersonatedBy")
