@@ -7,8 +7,8 @@ Each ``.rq`` file starts with a comment header that :func:`parse_header` reads::
     # returns: the columns
     # collect: COLUMN          (optional: rows differing only in COLUMN are merged, values joined)
     # driver: KIND [ARGS]      (optional: Python that runs the query, e.g. as the step of a breadth-first search)
-    # if-empty: CHECK...       (optional: checks that explain an empty answer in a note, see EMPTY_CHECKS)
-    # if-rows: CHECK...        (optional: checks that explain a non-empty answer in a note, see ROW_CHECKS)
+    # if-empty: CHECK...       (optional: checks that explain an empty answer in a note, see notes.EMPTY_CHECKS)
+    # if-rows: CHECK...        (optional: checks that explain a non-empty answer in a note, see notes.ROW_CHECKS)
     # column-field: COLUMN     (optional: of a column, its own rows and its table's answer, only the rows
     #                           whose COLUMN names a field change about, adding or dropping the column)
     # any other comment line is free documentation
