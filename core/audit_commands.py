@@ -73,14 +73,7 @@ def run_audit(args: argparse.Namespace) -> int:
             report = audit_store(store, since=args.since, until=args.until, bot_pattern=args.bot_pattern,
                                  tag_pattern=args.tag_pattern)
         compared = compare(report, baseline) if args.baseline else None
-        data = report.to_dict()
-        if compared is not None:
-            new = {id(f) for f in compared.new}
-            for record, finding in zip(data["findings"], report.findings):
-                record["new"] = id(finding) in new
-            data["baseline"] = {"report": args.baseline, "new": len(compared.new), "known": len(compared.known),
-                                "changed": len(compared.changed), "gone": compared.gone,
-                                "warnings": compared.warnings}
+        data = report.to_dict(compared, baseline=args.baseline)
         text = (json.dumps(data, indent=2, ensure_ascii=False) + "\n" if args.format == "json"
                 else render_html(report, new=compared.new if compared is not None else None))
         if out is None:

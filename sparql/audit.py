@@ -143,8 +143,11 @@ class AuditReport:
     def of_kind(self, kind: str) -> list[Finding]:
         return [f for f in self.findings if f.kind == kind]
 
-    def to_dict(self) -> dict:
-        return {
+    def to_dict(self, compared: Comparison | None = None, *, baseline: str | None = None) -> dict:
+        """The JSON report (``audit --format json``); with ``compared`` (``compare(self, earlier)``), each
+        finding marked ``new`` and a ``baseline`` block naming ``baseline`` (the earlier report's file):
+        what ``baseline_findings`` reads back, written beside it (mq1 #9)."""
+        data = {
             "store": self.store, "since": self.since, "until": self.until, "generated_at": self.generated_at,
             "summary": {"events": sum(c for _, _, c in self.activity), "findings": len(self.findings),
                         "by_kind": self.counts()},
@@ -155,6 +158,14 @@ class AuditReport:
             "findings": [{**asdict(f), "severity": f.severity} for f in self.findings],
             "lineage": asdict(self.lineage) if self.lineage else None,
         }
+        if compared is not None:
+            new = {id(f) for f in compared.new}
+            for record, finding in zip(data["findings"], self.findings):
+                record["new"] = id(finding) in new
+            data["baseline"] = {"report": baseline, "new": len(compared.new), "known": len(compared.known),
+                                "changed": len(compared.changed), "gone": compared.gone,
+                                "warnings": compared.warnings}
+        return data
 
 
 @dataclass

@@ -720,11 +720,17 @@ def test_a_baseline_knows_findings_by_what_does_not_grow():
     bot = lambda time, n: Finding("bot", time, f"bot: {n} change(s)", [f"e{i}" for i in range(n)], None, None,  # noqa: E731
                                   {"user": "bot", "changes": n})
     earlier = report(regression("e2"), bot("t5", 3)).to_dict()
-    now = compare(report(regression("e2"), regression("e3"), bot("t2", 4)), earlier)
+    tonight = report(regression("e2"), regression("e3"), bot("t2", 4))
+    now = compare(tonight, earlier)
     assert [f.summary for f in now.new] == ["0.3: generated again by e3"]
     assert [f.kind for f in now.known] == ["version-regression", "bot"] and [f.kind for f in now.changed] == ["bot"]
     assert not now.gone
     assert len(compare(report(), earlier).gone) == 2
+    # the JSON the command writes, from the library (mq1 #9): the new finding marked, the block read back
+    written = tonight.to_dict(now, baseline="yesterday.json")
+    assert [f["new"] for f in written["findings"]] == [False, True, False]
+    assert (written["baseline"]["report"], written["baseline"]["new"], written["baseline"]["known"]) == ("yesterday.json", 1, 2)
+    assert compare(tonight, written).new == []
 
 
 def test_each_missing_datahub_aspect_version_is_its_own_gap(tmp_path):
