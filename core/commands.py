@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
 import changeprov.audit_commands as _audit_cmds
 import changeprov.check_commands as _check_cmds
 import changeprov.store_commands as _store_cmds
-from changeprov.exportlayout import COMPRESSIONS, MODES
+from changeprov.exportlayout import COMPRESSIONS, MODES, partition_days
 from changeprov.mapping.vocab import rules
 from changeprov.terminal import visible
 
@@ -154,7 +153,7 @@ def _run_export(args: argparse.Namespace) -> int:
 
     from changeprov.errors import InputError
     from changeprov.spark.exportlock import refuse_if_busy
-    from changeprov.spark.job import export, outside_output, read_before, resolve_inputs
+    from changeprov.spark.job import check_out_folder, export, outside_output, read_before, resolve_inputs
     from changeprov.spark.session import evaluation_conf, get_session
 
     conf = {}
@@ -168,7 +167,7 @@ def _run_export(args: argparse.Namespace) -> int:
     def progress(msg: str) -> None:
         print(f"[export] {visible(msg)}", file=sys.stderr, flush=True)
 
-    _check_local_out(args.out)
+    check_out_folder(args.out)
     refuse_if_busy(args.out)
     inputs, own = outside_output(resolve_inputs(args.inputs), args.out)
     if own:
@@ -200,30 +199,10 @@ def _run_export(args: argparse.Namespace) -> int:
 
             print(f"  replaced the export that was there ({describe_replaced(result.manifest['replaced'])});"
                   " --mode append adds to an export")
-    warning = early_days_warning({m.group(1) for f in result.manifest.get("files", [])
-                                  for m in [re.search(r"/date=(\d{4}-\d{2}-\d{2})/", f)] if m})
+    warning = early_days_warning(partition_days(result.manifest.get("files", [])))
     if warning:
         print(f"changeprov export: warning: {warning}", file=sys.stderr)
     return 0 if result.counts["balanced"] else 2
-
-
-def _check_local_out(out: str) -> None:
-    """A local --out that is a file (or under one) fails only after Spark started and mapped; say so now."""
-    from changeprov.errors import InputError
-    from changeprov.spark.fs import local_out
-
-    path = local_out(out)
-    if path is None:
-        return  # another file system: Hadoop's business
-    if path.name in ("triples", "quarantine") and (path.parent / "manifest.json").is_file():
-        # ut9a #3: its own _SUCCESS made it look like an export to replace, inside the real one
-        raise InputError(f"--out {out} is the {path.name} folder of the export {path.parent}: give the export's "
-                         "folder itself")
-    for where in (path, *path.parents):
-        if where.exists():
-            if not where.is_dir():
-                raise InputError(f"--out {out}: {where} is a file, not a folder")
-            return
 
 
 def _configure_demo(p: argparse.ArgumentParser) -> None:

@@ -111,6 +111,15 @@ def lock_holder(root: Path) -> dict | None:
     return held
 
 
+def partition_days(files: list[str]) -> set[str]:
+    """The days of a run's part files (``triples/source=S/date=YYYY-MM-DD/part-…``).
+
+    >>> sorted(partition_days(["triples/source=openmetadata/date=2024-03-01/part-00000.nt", "triples/part-00000.nt"]))
+    ['2024-03-01']
+    """
+    return {m.group(1) for f in files for m in [re.search(r"/date=(\d{4}-\d{2}-\d{2})/", f)] if m}
+
+
 def iso_seconds(t: float) -> str:
     """A manifest's or lock's time: UTC, to the second, ``+00:00``."""
     return _dt.datetime.fromtimestamp(t, _dt.timezone.utc).isoformat(timespec="seconds")

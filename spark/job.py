@@ -332,6 +332,7 @@ def export(spark: SparkSession, inputs: Sequence[str], out: str, *, family: str 
         raise InputError(f"--family must be auto or one of {', '.join(FAMILIES)}")
     if not inputs:
         raise InputError("no input given")
+    check_out_folder(out)
     started = time.time()
     run_id = uuid.uuid4().hex
     fs = FileSystem(spark, out)
@@ -341,6 +342,24 @@ def export(spark: SparkSession, inputs: Sequence[str], out: str, *, family: str 
                        progress=progress)
     finally:
         release_lock(fs, run_id)
+
+
+def check_out_folder(out: str) -> None:
+    """Refuse a local ``out`` that is a file, under one, or an export's own triples/quarantine folder:
+    Spark would fail only after mapping everything (the command checks it before Spark starts, and
+    ``export`` again for a library caller)."""
+    path = local_out(out)
+    if path is None:
+        return  # another file system: Hadoop's business
+    if path.name in ("triples", "quarantine") and (path.parent / "manifest.json").is_file():
+        # ut9a #3: its own _SUCCESS made it look like an export to replace, inside the real one
+        raise InputError(f"--out {out} is the {path.name} folder of the export {path.parent}: give the export's "
+                         "folder itself")
+    for where in (path, *path.parents):
+        if where.exists():
+            if not where.is_dir():
+                raise InputError(f"--out {out}: {where} is a file, not a folder")
+            return
 
 
 def read_before(out: str, inputs: Sequence[str]) -> list[str]:

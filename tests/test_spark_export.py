@@ -699,3 +699,13 @@ def test_the_library_example_in_the_docs_runs_as_written(spark, tmp_path, capsys
     c = manifest["counts"]
     assert c["balanced"] and c["lines_read"] == 120
     assert capsys.readouterr().out.strip().endswith(manifest["run_id"])
+
+
+def test_a_library_export_into_a_file_is_refused_before_any_work(spark, tmp_path):
+    """The command refused an --out that is a file before Spark started; export() itself, as a notebook
+    calls it, failed only in Spark's writer after mapping everything (mq1 #9)."""
+    (tmp_path / "events.jsonl").write_text("{}\n")
+    (tmp_path / "a-file").write_text("x")
+    with pytest.raises(InputError, match="a-file is a file, not a folder"):
+        export(spark, [str(tmp_path / "events.jsonl")], str(tmp_path / "a-file" / "out"))
+    assert not (tmp_path / "a-file.lock").exists() and (tmp_path / "a-file").read_text() == "x"
