@@ -26,10 +26,10 @@ PIECES = {
 }
 TOKENS = re.compile("|".join(rf"(?<!\\)(?P<{name}>{rx})" for name, rx in PIECES.items()), re.DOTALL)
 # "?t<?as_of&&?x>1" is a comparison where the engine reads an expression, but "<?a#>" an IRI where it
-# reads a term, and only the grammar knows which. TOKENS reads an IRI wherever one can be: what is
-# left as code is never less than the engine's, which the SERVICE guard and the term check need (a
-# "#" inside "<?a#>" read as a comment hid a SERVICE after it: rv42 H1). The query-file checks read
-# "<?x" as a comparison instead (COMPARISONS), to see the parameter ?x (rv38 #4).
+# reads a term, and only the grammar knows which. TOKENS reads an IRI wherever one can be, so that a
+# "#" inside "<?a#>" hides nothing from the term check (rv42 L1); the query-file checks read "<?x" as
+# a comparison (COMPARISONS), to see the parameter ?x (rv38 #4). Neither reading is safe enough for
+# the SERVICE guard, which blanks only variables (stores.has_service).
 COMPARISONS = re.compile(TOKENS.pattern.replace("(?P<iri><", "(?P<iri><(?![?$])"), re.DOTALL)
 _PREFIX = re.compile(r"(?i)\bPREFIX\s+([A-Za-z][\w.-]*)?:\s*$")
 
