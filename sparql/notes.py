@@ -231,8 +231,22 @@ def _datahub_views(_store: TripleStore, _bound: Mapping, rows: Rows) -> list[str
             f"here {', '.join(aspects[:6])}{', …' if len(aspects) > 6 else ''}: the aspect's value, list aspects "
             f"one row per member) and as a change-event category (its EntityChangeEvent; here "
             f"{', '.join(categories[:6])}{', …' if len(categories) > 6 else ''}: one row per member or modifier)"
-            + ("; OWNERSHIP (also the older OWNER) and ownership list the same owners" if "ownership" in aspects
-               and {"OWNER", "OWNERSHIP"} & set(categories) else "")]
+            + _owner_views(rows, i, aspects, categories)]
+
+
+def _owner_views(rows: Rows, i: int, aspects: list[str], categories: list[str]) -> str:
+    """Whether the two views of the owners agree here: each view has only the changes DataHub sent in
+    it, so an owner added by one event alone is in one view only (ut25 #5: the note said "the same
+    owners" of rows that named two different ones)."""
+    if "ownership" not in aspects or not {"OWNER", "OWNERSHIP"} & set(categories):
+        return ""
+    j = rows.variables.index("value")
+    views = {view: {r[j].value for r in rows.rows if r[i] is not None and r[i].value in names and r[j] is not None}
+             for view, names in (("aspect", {"ownership"}), ("events", {"OWNER", "OWNERSHIP"}))}
+    if views["aspect"] == views["events"]:
+        return "; OWNERSHIP (also the older OWNER) and ownership list the same owners"
+    return ("; OWNERSHIP (also the older OWNER) and ownership name different owners here: each view has only the "
+            "changes DataHub sent in it (impact names the owners of both)")
 
 
 _SKEWED = (OM_PREFIX +

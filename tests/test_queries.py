@@ -2163,6 +2163,23 @@ def test_who_changed_owners_under_either_name_of_the_category(store, field):
         ("2026", "OWNERSHIP", "updated")]
 
 
+def test_the_owners_note_says_when_the_two_views_disagree(tmp_path):
+    """ut25 #5: the note said OWNERSHIP and ownership "list the same owners" of rows that named two: an
+    owner added by a change event alone is in that view only."""
+    t, ds = 1_704_139_200_000, DS("hive,db.t")
+    owners = {"owners": [{"owner": "urn:li:corpuser:erin", "type": "TECHNICAL_OWNER"}]}
+    ece = {"entityType": "dataset", "entityUrn": ds, "category": "OWNER", "operation": "ADD",
+           "modifier": "urn:li:corpuser:frank", "auditStamp": {"time": t + 1000, "actor": "urn:li:corpuser:frank"},
+           "parameters": {"ownerUrn": "urn:li:corpuser:frank", "ownerType": "BUSINESS_OWNER"}}
+    store = _store_of([_dh_mcl(ds, "ownership", t, "1", value=owners), ece], tmp_path)
+    rows = run_query(store, "entity-state", {"entity": ds})
+    assert sorted((r["field"], r["value"]) for r in rows.python()) == [
+        ("OWNERSHIP", "urn:li:corpuser:frank"), ("ownership", "urn:li:corpuser:erin")]
+    (note,) = rows.notes
+    assert note.endswith("ownership name different owners here: each view has only the changes DataHub sent in "
+                         "it (impact names the owners of both)")
+
+
 def test_a_datahub_state_says_it_lists_aspects_and_change_categories(embedded):
     """ut6a #7: fct_orders' state lists OWNER and ownership (and DOMAIN and domains) with no word on why."""
     rows = run_query(embedded, get_query("entity-state"), {"entity": FCT})
