@@ -58,6 +58,10 @@ Term = ox.NamedNode | ox.Literal | ox.BlankNode
 # comments too. A value that holds it (databaseService) goes in as a parameter, which the engine
 # binds and never reads as query text; a query meant to federate takes --allow-service.
 _VARIABLE = re.compile(r"(?<!\\)" + PIECES["var"])
+# ... and a line that starts with "#" is a comment (or inside a long string), whatever came before:
+# up to a CR, where the engine ends a comment (rv40 H1). A query file's header is such lines, so a
+# parameter named service, or a summary that names one, is no SERVICE (ut25 #1)
+_COMMENT_LINE = re.compile(r"(?m)^[ \t]*#[^\r\n]*")
 _CODEPOINT = re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})")
 
 
@@ -75,17 +79,30 @@ def has_service(query: str) -> bool:
     >>> has_service('SELECT ?service WHERE { ?service ?p ?o }'), has_service('SELECT * { ?s ?p "databaseService" }')
     (False, True)
     """
-    return "service" in _VARIABLE.sub(" ", _CODEPOINT.sub(_codepoint, query)).lower()
+    return _service_at(query) is not None
+
+
+def _service_at(query: str) -> tuple[int, str] | None:
+    """(line number, the line) of the first "service" that counts, else None."""
+    code = _COMMENT_LINE.sub("", _VARIABLE.sub(" ", _CODEPOINT.sub(_codepoint, query)))
+    lines = query.split("\n")
+    for number, line in enumerate(code.split("\n"), start=1):
+        if "service" in line.lower():  # shown as written (a decoded \u000A may shift the count)
+            return number, (lines[number - 1] if number <= len(lines) else line).strip()
+    return None
 
 
 def refuse_service(query: str, *, allow_service: bool = False) -> None:
     """Refuse query text with a SERVICE clause (an outbound request, ANCHORS.md §D)."""
-    if not allow_service and has_service(query):
-        raise InputError("query text contains SERVICE (federated query = outbound HTTP request); "
-                         "refused unless --allow-service (allow_service=True) is given. The word counts wherever it "
-                         "is but in a variable's name, strings, IRIs and comments included (no reader of the text "
-                         "can tell them from query code as the engine does): pass a value such as databaseService "
-                         "as a parameter (# param: in the file's header)")
+    found = None if allow_service else _service_at(query)
+    if found is not None:
+        number, line = found
+        raise InputError(f"query text contains SERVICE (line {number}: {line[:120]!r}): a federated query is an "
+                         "outbound HTTP request, refused unless --allow-service (allow_service=True) is given. The "
+                         "word counts wherever it is but in a variable's name and a line that is a comment, strings, "
+                         "IRIs and comments after code included (no reader of the text can tell them from query "
+                         "code as the engine does): pass a value such as databaseService as a parameter (# param: "
+                         "in the file's header)")
 
 
 #: pyoxigraph lists the code point ranges a SPARQL name may start with (PN_CHARS_BASE), over 4 lines

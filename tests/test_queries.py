@@ -1616,9 +1616,10 @@ def test_a_valid_pattern_still_matches(embedded):
 
 def test_service_refused_unless_allowed(tmp_path, db, capsys):
     rq = tmp_path / "svc.rq"
-    rq.write_text("SELECT * WHERE { SERVICE <http://127.0.0.1:9/sparql> { ?s ?p ?o } }\n")
+    rq.write_text("# summary: x\nSELECT * WHERE {\n  SERVICE <http://127.0.0.1:9/sparql> { ?s ?p ?o } }\n")
     assert main(["query", "--file", str(rq), "--store", str(db)]) == 2
-    assert "SERVICE" in capsys.readouterr().err
+    # ut25 #1: which line, in a long file
+    assert "query text contains SERVICE (line 3: 'SERVICE <http://127.0.0.1:9/sparql> { ?s ?p ?o } }')" in capsys.readouterr().err
     with pytest.raises(InputError, match="SERVICE"):
         run_query(open_store("memory"), load_query_file(rq))
 
@@ -1650,7 +1651,12 @@ def test_service_refused_unless_allowed(tmp_path, db, capsys):
     ("PREFIX ex: <http://example.org/> SELECT * WHERE { ?s ex:customerService ?o }", True),
     ("SELECT * WHERE { ?s ?p \"databaseService\" }", True),
     ("SELECT * WHERE { ?s <http://example.org/service> ?o }", True),
-    ("SELECT ?service WHERE { ?service ?p $service }  # the variable's name only", False),
+    ("SELECT ?service WHERE { ?service ?p $service }", False),
+    # ut25 #1: a comment line (a query file's header: a parameter named service, a summary naming one)
+    ("# summary: events of an entity type (e.g. databaseService)\n# param: service string optional  a type\n"
+     "SELECT ?service ?e WHERE { ?e ?p ?service }", False),
+    ("SELECT ?e WHERE { ?e ?p ?o }  # after code, a '#' may be inside an IRI: the service counts", True),
+    ("SELECT * WHERE {\n  # note\rSERVICE <http://127.0.0.1:9/s> { ?s ?p ?o } }", True),  # the engine ends it at CR
 ])
 def test_service_is_refused_wherever_the_word_is_but_in_a_variable(tmp_path, text, refused):
     """The guard searched the whole text for the word, and refused ?service; each reading that then
