@@ -327,7 +327,9 @@ class EmbeddedStore(TripleStore):
 
     def __init__(self, path: str | Path, *, create: bool = False, read_only: bool = False):
         self.path = Path(path)
-        self.description = f"embedded store {self.path}"
+        # absolute: an audit's baseline names the store it ran on, compared by this text (ut25 #2: the
+        # same store named from another folder read as another store)
+        self.description = f"embedded store {os.path.abspath(self.path)}"
         if not create and not self.path.exists():
             raise StoreError(f"no store at {self.path} (run `changeprov load DIR --store {self.path}` first)")
         if self.path.exists() and not self.path.is_dir():

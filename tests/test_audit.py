@@ -705,6 +705,21 @@ def test_a_nightly_audit_with_a_baseline_fails_on_what_the_night_added(tmp_path,
         assert "not an audit report" in err or "nested too deep" in err, err
 
 
+def test_a_baseline_of_the_same_store_named_from_another_folder_is_no_other_store(tmp_path, monkeypatch, capsys):
+    """ut25 #2: a nightly audit run from another working folder (store1, ../store1) warned that the
+    baseline was a report of another store."""
+    (tmp_path / "w").mkdir()
+    db = _mapped_store([_mcl(DS("hive,db.a"), "status", {"removed": True}, 1_704_139_200_000)], tmp_path / "w")
+    monkeypatch.chdir(tmp_path / "w")
+    assert main(["audit", "--store", "db", "--format", "json", "--out", "n1.json", "--fail-on", "never"]) == 0
+    (tmp_path / "w" / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "w" / "sub")
+    capsys.readouterr()
+    assert main(["audit", "--store", "../db", "--baseline", "../n1.json", "--format", "json", "--out", "n2.json",
+                 "--fail-on", "never"]) == 0
+    assert "warning" not in capsys.readouterr().err and db.is_dir()
+
+
 def test_a_baseline_knows_findings_by_what_does_not_grow():
     """rv39 #1, #2: two regressions of one event were one finding to the baseline; a bot's and a
     gap's time is their first event's, which a late line dated earlier moves."""
