@@ -281,8 +281,15 @@ _ALL_TAGS = (OM_PREFIX +
 
 
 def _close_tags(store: TripleStore, value: str) -> str:
-    """'; did you mean: …' for a tag named with another case (tier.tier2) or a typo, else ''."""
-    close = _closest(value, [n.value for (n,) in store.select(_ALL_TAGS).rows if n is not None], n=5, cutoff=0.7)
+    """'; names containing …' for a tag named in part (PII: ut25 #4), '; did you mean: …' for one named
+    with another case (tier.tier2) or a typo, else ''."""
+    names = [n.value for (n,) in store.select(_ALL_TAGS).rows if n is not None]
+    same = sorted(n for n in names if n.lower() == value.lower())
+    part = sorted(n for n in names if value.lower() in n.lower())
+    if part and not same:
+        more = f", … ({len(part)} in all)" if len(part) > 8 else ""
+        return f"; names containing {value[:80]!r}: {', '.join(part[:8])}{more}"
+    close = _closest(value, names, n=5, cutoff=0.7)
     return f"; did you mean: {', '.join(sorted(close))}" if close else ""
 
 

@@ -2085,7 +2085,9 @@ def test_a_failing_service_call_is_a_clear_error_on_both_engines(store, tmp_path
 
 @pytest.mark.parametrize("tag, hint", [
     ("tier.tier2", "; did you mean: Tier.Tier2"),  # ut6a #11: users got suggestions, tags none
-    ("PII.Sensitiv", "; did you mean: PII.NonSensitive, PII.Sensitive"),
+    ("PII.Sensitiv", "; names containing 'PII.Sensitiv': PII.Sensitive"),
+    # ut25 #4: a tag named by a part of its name got no hint
+    ("PII", "; names containing 'PII': PII.NonSensitive, PII.Sensitive, urn:li:tag:PII, urn:li:tag:pii"),
     ("urn:li:tag:Pii", "; did you mean: urn:li:tag:PII, urn:li:tag:pii"),
     ("Nothing.Like.It", ""),
 ])
