@@ -774,3 +774,13 @@ def test_an_event_with_two_contents_counts_once_per_user_in_the_activity(integri
     with open_store("embedded", path=integrity_db, read_only=True) as store:
         rows = run_query(store, get_query("audit-activity"), {}).dicts()
     assert [int(r["events"].value) for r in rows if r["user"].value == "bob"] == [1]
+
+
+@pytest.mark.parametrize("days", [7, 90, 730])
+def test_the_days_of_the_activity_chart_do_not_touch(days):
+    """ut25 #8: over two years the date labels, rotated by 40 degrees 11 px apart, were a smear."""
+    from changeprov.sparql.audit_html import bar_chart_svg
+
+    svg = bar_chart_svg([(f"day {i}", i, "") for i in range(days)], svg_id="c", title="t")
+    xs = [float(x) for x in re.findall(r'<text x="([0-9.]+)" y="[0-9.]+" font-size="10" text-anchor="end" transform', svg)]
+    assert len(xs) >= min(days, 30) and min(b - a for a, b in zip(xs, xs[1:])) >= 16  # enough labels, apart
