@@ -252,16 +252,21 @@ def _close_entities(store: TripleStore, value: str) -> str:
                 f"changeprov query find-entity --param text=PART")
     found = [r[1].value for r in _raw(store, "find-entity", {"text": value}).rows]
     if found:
-        more = f", … ({len(found)}{'+' if len(found) == 200 else ''} in all: query find-entity)" if len(found) > 5 else ""
-        return f"; names containing {value[:80]!r}: {', '.join(found[:5])}{more}"
+        return _containing(value, found, shown=5,
+                           total=f"{len(found)}{'+' if len(found) == 200 else ''} in all: query find-entity")
     names = [n.value for (n,) in store.select(_ENTITY_NAMES).rows]
     # find-entity lists entities with events; a column has none, but can be queried (rv37 #7)
     part = sorted(n for n in names if value.lower() in n.lower())
     if part:
-        more = f", … ({len(part)} in all)" if len(part) > 5 else ""
-        return f"; names containing {value[:80]!r}: {', '.join(part[:5])}{more}"
+        return _containing(value, part, shown=5)
     close = _closest(value, names, n=3, cutoff=0.8)
     return f"; did you mean: {', '.join(close)}" if close else ""
+
+
+def _containing(value: str, names: list[str], *, shown: int, total: str | None = None) -> str:
+    """'; names containing …: a, b, … (N in all)': the first ``shown`` of ``names``."""
+    more = f", … ({total or f'{len(names)} in all'})" if len(names) > shown else ""
+    return f"; names containing {value[:80]!r}: {', '.join(names[:shown])}{more}"
 
 
 def _closest(value: str, names: list[str], *, n: int, cutoff: float, key=lambda name: name) -> list[str]:
@@ -287,8 +292,7 @@ def _close_tags(store: TripleStore, value: str) -> str:
     same = sorted(n for n in names if n.lower() == value.lower())
     part = sorted(n for n in names if value.lower() in n.lower())
     if part and not same:
-        more = f", … ({len(part)} in all)" if len(part) > 8 else ""
-        return f"; names containing {value[:80]!r}: {', '.join(part[:8])}{more}"
+        return _containing(value, part, shown=8)
     close = _closest(value, names, n=5, cutoff=0.7)
     return f"; did you mean: {', '.join(sorted(close))}" if close else ""
 
