@@ -70,14 +70,13 @@ _WEB = re.compile(r"https?://", re.IGNORECASE)
 def _link(iri: str, inner: str, *, attrs: str = "") -> str:
     """``inner`` (HTML) linked to ``iri`` if it is a web address; any other IRI a store holds
     (``urn:``, or a crafted ``javascript:``) is shown, not linked (rv40 M4)."""
-    tag = "a" if _WEB.match(iri) else "span"
-    target = f'href="{_e(iri)}"' if tag == "a" else f'title="{_e(iri)}"'
-    return f"<{tag}{attrs} {target}>{inner}</{tag}>"
+    if _WEB.match(iri):
+        return f'<a{attrs} href="{_e(iri)}" title="{_e(iri)}">{inner}</a>'
+    return f'<span{attrs} title="{_e(iri)}">{inner}</span>'
 
 
 def _event_links(events: list[str]) -> str:
-    shown = "".join(_link(ev, _e(ev.rsplit("/", 1)[-1][:12]), attrs=f' title="{_e(ev)}"' if _WEB.match(ev) else "")
-                    for ev in events[:MAX_EVENTS_SHOWN])
+    shown = "".join(_link(ev, _e(ev.rsplit("/", 1)[-1][:12])) for ev in events[:MAX_EVENTS_SHOWN])
     more = len(events) - MAX_EVENTS_SHOWN
     return shown + (f'<span class="muted">+{more} more (see --format json)</span>' if more > 0 else "")
 
