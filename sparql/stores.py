@@ -58,10 +58,13 @@ Term = ox.NamedNode | ox.Literal | ox.BlankNode
 # comments too. A value that holds it (databaseService) goes in as a parameter, which the engine
 # binds and never reads as query text; a query meant to federate takes --allow-service.
 _VARIABLE = re.compile(r"(?<!\\)" + PIECES["var"])
-# ... and a line that starts with "#" is a comment (or inside a long string), whatever came before:
-# up to a CR, where the engine ends a comment (rv40 H1). A query file's header is such lines, so a
-# parameter named service, or a summary that names one, is no SERVICE (ut25 #1)
-_COMMENT_LINE = re.compile(r"(?m)^[ \t]*#[^\r\n]*")
+# ... and a line that starts with "#" is a comment, or inside a long string, whatever came before. A
+# long string may end on it, though, and code follow ('BIND("""' LF '#""" AS ?x) SERVICE …'), so the
+# line counts as a comment only if it holds no triple quote and no backslash (an escape that an engine
+# decoding the whole text first turns into a quote or a line break), and only up to a CR, where the
+# engine ends a comment (rv40 H1). A query file's header is such lines, so a parameter named service,
+# or a summary that names one, is no SERVICE (ut25 #1)
+_COMMENT_LINE = re.compile(r"(?m)^[ \t]*#(?:(?!\"\"\"|''')[^\r\n\\])*(?=[\r\n]|\Z)")
 _CODEPOINT = re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})")
 
 
@@ -84,7 +87,7 @@ def has_service(query: str) -> bool:
 
 def _service_at(query: str) -> tuple[int, str] | None:
     """(line number, the line) of the first "service" that counts, else None."""
-    code = _COMMENT_LINE.sub("", _VARIABLE.sub(" ", _CODEPOINT.sub(_codepoint, query)))
+    code = _VARIABLE.sub(" ", _CODEPOINT.sub(_codepoint, _COMMENT_LINE.sub("", query)))
     lines = query.split("\n")
     for number, line in enumerate(code.split("\n"), start=1):
         if "service" in line.lower():  # shown as written (a decoded \u000A may shift the count)

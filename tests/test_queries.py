@@ -1657,6 +1657,12 @@ def test_service_refused_unless_allowed(tmp_path, db, capsys):
      "SELECT ?service ?e WHERE { ?e ?p ?service }", False),
     ("SELECT ?e WHERE { ?e ?p ?o }  # after code, a '#' may be inside an IRI: the service counts", True),
     ("SELECT * WHERE {\n  # note\rSERVICE <http://127.0.0.1:9/s> { ?s ?p ?o } }", True),  # the engine ends it at CR
+    # ... but a long string may end on a line that starts with "#", and code follow it
+    ('SELECT * WHERE { BIND("""\n#""" AS ?x) SERVICE <http://127.0.0.1:9/s> { ?s ?p ?o } }', True),
+    ("SELECT * WHERE { BIND('''\n#''' AS ?x) SERVICE <http://127.0.0.1:9/s> { ?s ?p ?o } }", True),
+    ('SELECT * WHERE { BIND("""\n#\\u0022\\u0022\\u0022 AS ?x) SERVICE <http://127.0.0.1:9/s> { ?s ?p ?o } }', True),
+    ('SELECT * WHERE { ?s ?p "a\\u000A#" . SERVICE <http://127.0.0.1:9/s> { ?s ?p ?o } }', True),
+    ("# param: service string optional  a type\r\nSELECT ?service WHERE { ?e ?p ?service }", False),
 ])
 def test_service_is_refused_wherever_the_word_is_but_in_a_variable(tmp_path, text, refused):
     """The guard searched the whole text for the word, and refused ?service; each reading that then
@@ -1664,8 +1670,8 @@ def test_service_is_refused_wherever_the_word_is_but_in_a_variable(tmp_path, tex
     rq = tmp_path / "q.rq"
     rq.write_text(text, encoding="utf-8")
     q = load_query_file(rq)
-    if refused:
-        with pytest.raises(InputError, match="SERVICE"):
+    if refused:  # the guard's own error: the engine's syntax errors name SERVICE too
+        with pytest.raises(InputError, match="query text contains SERVICE"):
             run_query(open_store("memory"), q)
     else:
         run_query(open_store("memory"), q)
