@@ -115,9 +115,20 @@ def _configure_generate(p: argparse.ArgumentParser) -> None:
                    help="days the events span on average, from 2024-01-01 (default: 730; random gaps between "
                         "events: the last may fall a day or so later; the export writes a partition per family "
                         "and day)")
+    p.add_argument("--part", type=_part, metavar="I/K",
+                   help="write only the I-th of K consecutive slices of the log: its nights, later in time "
+                        "with the same entities (1/2 then 2/2 rehearse a nightly export --mode append; "
+                        "together the parts are the whole log)")
     p.add_argument("--out", required=True, type=output_file,
                    help="JSONL file to write (.gz or .bz2 compresses; missing folders are created; written only "
                         "if complete)")
+
+
+def _part(text: str) -> tuple[int, int]:
+    nth, _, parts = text.partition("/")
+    if nth.isdigit() and parts.isdigit() and 1 <= int(nth) <= int(parts):
+        return int(nth), int(parts)
+    raise argparse.ArgumentTypeError(f"{text!r} is not I/K with 1 <= I <= K (e.g. 2/3)")
 
 
 def _run_generate(args: argparse.Namespace) -> int:
@@ -129,7 +140,7 @@ def _run_generate(args: argparse.Namespace) -> int:
     if args.events < 0 or not 0 <= args.hostile_share <= 1 or args.days < 1:
         raise InputError("--events must be >= 0, --hostile-share between 0 and 1 and --days at least 1")
     summary = generate(args.out, events=args.events, seed=args.seed, hostile_share=args.hostile_share,
-                       days=args.days)
+                       days=args.days, part=args.part)
     print(json.dumps(summary, indent=2, sort_keys=True))
     return 0
 

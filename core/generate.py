@@ -72,6 +72,7 @@ EXPECTED_REASONS = {
 
 START_MS = 1704067200000  # 2024-01-01T00:00:00Z
 DAYS = 730  # ~2 years by default; the export writes one partition per family and day
+RING = 512  # a replayed (duplicate) line is one of the last RING valid lines
 
 
 # ------------------------------------------------------------------ the generator
@@ -153,7 +154,7 @@ class _Gen(_OpenMetadataEvents, _DataHubEvents, _DataHubJobs):
         self.ds_target = max(8, n // 80)
         self.jobs = []
         self.job_by_ds = {}
-        self.ring = [None] * 512
+        self.ring = [None] * RING
         self.ring_n = 0
         self.last_om = None
         self.last_mcl = None
@@ -321,7 +322,7 @@ def _sink(raw, codec: str | None):
 
 
 def generate(path, *, events: int, seed: int = 0, hostile_share: float = 0.01, days: int = DAYS,
-             gzip: bool | None = None) -> dict:
+             gzip: bool | None = None, part: tuple[int, int] | None = None) -> dict:
     """Write ``events`` JSONL lines to ``path``, compressed by its suffix as `map` and `export` read
     it (``.gz``, ``.bz2``, ``.deflate``, any case; ``gzip=True`` forces gzip, ``False`` plain text);
     return a summary. A suffix only Hadoop reads (``.zst``, ``.lz4``, ``.snappy``) is refused: a
@@ -335,14 +336,38 @@ def generate(path, *, events: int, seed: int = 0, hostile_share: float = 0.01, d
     ``hostile`` (lines per hostile kind, blank lines and replays excluded), ``blank``, ``duplicates`` and
     ``unique_events`` (= sum of ``families``, what a correct pipeline should count). ``lines`` equals
     ``unique_events + sum(hostile) + blank + duplicates``.
+
+    ``part=(i, k)`` writes only the i-th of k consecutive slices of the ``events`` lines: the parts of
+    one log, in order, are its nights (the same entities, users and version histories, later in
+    time), and together they are the whole log byte for byte. A part's summary counts what that file
+    holds: a replay of an event from an earlier part is that event's first copy in this file, so it
+    counts as the event (``unique_events``), not as a duplicate.
+
+    >>> import tempfile, os
+    >>> d = tempfile.mkdtemp()
+    >>> whole = generate(os.path.join(d, "all.jsonl"), events=300, seed=2)
+    >>> parts = [generate(os.path.join(d, f"p{i}.jsonl"), events=300, seed=2, part=(i, 3)) for i in (1, 2, 3)]
+    >>> b"".join(open(os.path.join(d, f"p{i}.jsonl"), "rb").read() for i in (1, 2, 3)) == open(
+    ...     os.path.join(d, "all.jsonl"), "rb").read()
+    True
+    >>> [p["lines"] for p in parts], parts[1]["part"]
+    ([100, 100, 100], [2, 3])
     """
     codec = codec_of(path) if gzip is None else ".gz" if gzip else None
     if codec in HADOOP_ONLY_CODECS:
         raise InputError(f"{path}: generate writes plain JSONL or .gz, .bz2 or .deflate, not {codec} "
                          f"({HADOOP_ONLY_CODECS[codec]}); name the file .jsonl or .jsonl.gz")
+    nth, parts = part or (1, 1)
+    if not (isinstance(nth, int) and isinstance(parts, int) and 1 <= nth <= parts):
+        raise InputError(f"part must be (i, k) with 1 <= i <= k, not {part!r}")
+    first, end = events * (nth - 1) // parts, events * nth // parts
     families = {f: 0 for f in FAMILIES}
     hostile = {k: 0 for k in HOSTILE_KINDS if k not in ("blank", "duplicate")}
     blank = dup = lines = 0
+    # a replay repeats one of the last RING valid lines: the family of each, and which are in this file
+    earlier: deque = deque(maxlen=RING)
+    family_of: dict[int, str] = {}
+    in_file: set[int] = set()
     q: queue.Queue = queue.Queue(maxsize=8)
     error = []
 
@@ -365,14 +390,29 @@ def generate(path, *, events: int, seed: int = 0, hostile_share: float = 0.01, d
         th.start()
         try:
             buf = []
-            for kind, line in iter_lines(events, seed, hostile_share, days=days):
+            for n, (kind, line) in enumerate(iter_lines(events, seed, hostile_share, days=days)):
+                if n < first:
+                    if kind in families:
+                        earlier.append((hash(line), kind))
+                    continue
+                if n >= end:
+                    break
+                if n == first and first:
+                    family_of = dict(earlier)
                 lines += 1
                 if kind in families:
                     families[kind] += 1
+                    if first:
+                        in_file.add(hash(line))
                 elif kind == "blank":
                     blank += 1
                 elif kind == "duplicate":
-                    dup += 1
+                    h = hash(line) if first else None
+                    if h is None or h in in_file:
+                        dup += 1
+                    else:  # its first copy in this file: the event is new here
+                        families[family_of[h]] += 1
+                        in_file.add(h)
                 else:
                     hostile[kind] += 1
                 buf.append(line)
@@ -392,6 +432,6 @@ def generate(path, *, events: int, seed: int = 0, hostile_share: float = 0.01, d
             raise error[0]
         if sink is not raw:
             sink.close()
-    return {"path": str(path), "lines": lines, "seed": seed, "compression": codec or None,
+    return {"path": str(path), "lines": lines, "seed": seed, "compression": codec or None, "part": [nth, parts],
             "families": families,
             "hostile": hostile, "blank": blank, "duplicates": dup, "unique_events": sum(families.values())}

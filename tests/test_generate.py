@@ -9,6 +9,7 @@ from collections import Counter
 
 import pytest
 
+from changeprov.errors import InputError
 from changeprov.generate import EXPECTED_REASONS, FAMILIES, HOSTILE_KINDS, generate, iter_lines
 
 N = 2000
@@ -212,8 +213,26 @@ def test_every_suffix_map_reads_is_written_compressed_so(run, tmp_path, name):
 
 
 def test_a_suffix_only_hadoop_reads_is_refused_and_nothing_written(tmp_path):
-    from changeprov.errors import InputError
-
     with pytest.raises(InputError, match=r"not \.zst \(Zstandard\)"):
         generate(tmp_path / "e.jsonl.zst", events=5, seed=0)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_parts_are_the_nights_of_one_log_and_count_what_each_file_holds(tmp_path):
+    """ut25 #3: a second night had to be another seed: another world, whose reused ids and versions the
+    audit rightly flagged. The parts of one log are its nights; a replay of an event from an earlier
+    night is that event's first copy in its file, and the mapper counts it so."""
+    from changeprov.mapping.reference import map_to_files
+
+    whole = generate(tmp_path / "all.jsonl", events=3000, seed=4, hostile_share=0.1)
+    parts = [generate(tmp_path / f"p{i}.jsonl", events=3000, seed=4, hostile_share=0.1, part=(i, 3))
+             for i in (1, 2, 3)]
+    assert b"".join((tmp_path / f"p{i}.jsonl").read_bytes() for i in (1, 2, 3)) == (tmp_path / "all.jsonl").read_bytes()
+    assert sum(p["unique_events"] for p in parts) > whole["unique_events"]  # a replay across nights is here
+    for i, p in enumerate(parts, start=1):
+        counts = map_to_files([str(tmp_path / f"p{i}.jsonl")], tmp_path / f"p{i}.nt", tmp_path / f"q{i}.jsonl").as_dict()
+        assert (counts["distinct_events"], counts["blank"], counts["quarantined"]) == (
+            p["unique_events"], p["blank"], sum(p["hostile"].values())), i
+        assert p["lines"] == p["unique_events"] + sum(p["hostile"].values()) + p["blank"] + p["duplicates"]
+    with pytest.raises(InputError, match="1 <= i <= k"):
+        generate(tmp_path / "x.jsonl", events=10, part=(4, 3))
