@@ -19,6 +19,8 @@ Jackson's text). Inside pipelineStatus such numbers count by their variant type.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
@@ -83,6 +85,15 @@ def openmetadata_legacy(plan: Plan) -> Family:
 
 def _map(plan: Plan, *, legacy: bool) -> Family:
     family = LEGACY if legacy else FAMILY
+    v = _values(plan, family=family, legacy=legacy)
+    # the checks read the staged values by name, so building them after the last stage changes no plan
+    rejected = plan.bind("rejected_all", _checks(v, family=family, legacy=legacy).column())
+    return Family(_triples(v), rejected, v.d["ms"])
+
+
+def _values(plan: Plan, *, family: str, legacy: bool) -> SimpleNamespace:
+    """The event's values, stage by stage: fields, kinds, texts, rule lookups, time, state, field
+    changes, cascade, lineage edge and IRIs."""
     maps = _rule_maps(family)
     b = plan.bind
     time_key = "dateTime" if legacy else "timestamp"
@@ -126,35 +137,6 @@ def _map(plan: Plan, *, legacy: bool) -> Family:
                       .otherwise(k["timestamp"] == "integer"))
     plan.next()
 
-    # the reference's checks up to the graph, in its order
-    ck = Checks()
-    ck.typed(k["eventType"], STR, "eventType", required=True, text=et)
-    ck.add(r["rule_iri"].isNull(), "UNKNOWN_EVENT_TYPE", verbatim(
-        F.lit("eventType: '"), F.substring(F.coalesce(et, F.lit("?")), 1, 200), F.lit(f"' is not a {family} event type")))
-    ck.typed(k["entityType"], STR, "entityType", required=True, text=s["entityType"])
-    ck.typed(k["entityId"], STR, "entityId", required=True, text=s["entityId"])
-    if legacy:
-        ck.typed(k["dateTime"], STR, "dateTime", required=True, text=s["dateTime"])
-        ck.add(ms_dec.isNull(), "BAD_TIMESTAMP", "dateTime: not an RFC 3339 date-time in range")
-    else:
-        ck.add(absent(k["timestamp"]), "MISSING_FIELD", "timestamp is required")
-        ck.add(~int_token, "BAD_TYPE", got("timestamp: expected an integer", k["timestamp"]))
-        ck.add(~F.coalesce(ms_dec.between(0, MAX_MS), F.lit(False)), "BAD_TIMESTAMP",
-               ms_out_of_range("timestamp", ms_dec))
-    ck.typed(k["userName"], STR, "userName")
-    ck.typed(k["id"], STR, "id")
-    for name, lex, kind in (("currentVersion", cur, k["currentVersion"]),
-                            ("previousVersion", prev_top, k["previousVersion"])):
-        ck.typed(kind, NUM, name)
-        ck.add(lex["bad"], "BAD_TYPE", _version_detail(name, lex))
-    with ck.guard(absent(k["previousVersion"])):
-        ck.walk(k["changeDescription"], "changeDescription.previousVersion", "changeDescription")
-        ck.typed(k["cd_prev"], NUM, "changeDescription.previousVersion")
-        ck.add(prev_cd["bad"], "BAD_TYPE", _version_detail("changeDescription.previousVersion", prev_cd))
-    ck.add((k["entity"] == "string") & parsed["bad"], "BAD_ASPECT_JSON", "entity: not one valid JSON value")
-    ck.add(~absent(k["entity"]) & ~k["entity"].isin("string", "object", "array"), "BAD_TYPE",
-           got("entity: expected an object or a JSON string", k["entity"]))
-
     # stage 5: derived values; the lineage edge's objects; the field changes
     state = F.when(k["entity"] == "string", parsed["v"]).otherwise(top["entity"])
     d = plan.binds(
@@ -180,40 +162,21 @@ def _map(plan: Plan, *, legacy: bool) -> Family:
     n = plan.binds(event=event, entity=F.when(d["is_lineage"], edge["to"]).otherwise(
         om_entity(s["entityType"], s["entityId"])),
         agent=F.when(truthy(user), om_named("user", user)), imp_agent=F.when(truthy(imp), om_named("user", imp)))
-    # each field change's first error, once: checked list by list below, the checks would otherwise
+    # each field change's first error, once: checked list by list (_checks), the checks would otherwise
     # be three copies of the largest expression of the plan (generated again by every task)
     change_errors = b("change_errors", F.transform(changes, lambda c: F.struct(
         c["key"].alias("key"), (c["k"] == "initial").alias("initial"), _change_error(c).alias("error"))))
     plan.next()
+    return SimpleNamespace(top=top, k=k, cd=cd, s=s, cur=cur, prev_top=prev_top, ms_dec=ms_dec,
+                           int_token=None if legacy else int_token, r=r, parsed=parsed, prev_cd=prev_cd, d=d,
+                           changes=changes, k_state=k_state, cascade=cascade, edge=edge, n=n,
+                           change_errors=change_errors)
 
-    # the rest of the checks, in the reference's order
-    with ck.guard(d["is_lineage"]):
-        _lineage_checks(ck, edge, k_state)
-    with ck.guard(~d["is_lineage"]):
-        ck.ident_pair(s["entityType"], s["entityId"], "entityId")
-        ck.typed(k["entityFullyQualifiedName"], STR, "entityFullyQualifiedName")
-    with ck.guard(truthy(user)):
-        ck.ident(user, "userName")
-    # again, after userName: the reference reads the FQN before it for an entity and after it for a
-    # lineage edge, so a line with both faults gets the reference's reason either way (a check that
-    # already failed above changes nothing here)
-    ck.typed(k["entityFullyQualifiedName"], STR, "entityFullyQualifiedName")
-    ck.typed(k["userId"], STR, "userId")
-    ck.typed(k["impersonatedBy"], STR, "impersonatedBy")
-    with ck.guard(truthy(imp)):
-        ck.ident(imp, "impersonatedBy")
-    ck.typed(k["recursive"], BOOL, "recursive")
-    ck.walk(k["changeDescription"], "changeDescription.changeSummary", "changeDescription")
-    ck.typed(k["summary"], OBJ, "changeDescription.changeSummary")
-    with ck.guard(k["changeDescription"] == "object"):
-        for _, key in LISTS:  # each list's type, then its items', list by list
-            ck.typed(kind_of(cd[key]), LIST, f"changeDescription.{key}")
-            ck.error(first_error(F.transform(F.filter(change_errors, _keyed(key)), lambda c: c["error"])))
-    ck.error(first_error(F.transform(F.filter(change_errors, lambda c: c["initial"]), lambda c: c["error"])))
-    ck.error(first_error(F.transform(cascade, _child_error)))
-    rejected = b("rejected_all", ck.column())
 
-    # the triples
+def _triples(v: SimpleNamespace) -> Column:
+    """The event's triples, as an array of N-Triples lines (nulls dropped)."""
+    top, k, cd, s, r, d, n = v.top, v.k, v.cd, v.s, v.r, v.d, v.n
+    user, k_state, edge, changes, cascade = s["userName"], v.k_state, v.edge, v.changes, v.cascade
     ev, en = iri(n["event"]), iri(n["entity"])
     agent, imp_agent = iri(n["agent"]), iri(n["imp_agent"])
     current, previous, lifecycle = d["current"], d["previous"], r["lifecycle"]
@@ -259,7 +222,70 @@ def _map(plan: Plan, *, legacy: bool) -> Family:
         *entity_triples(iri(c["node"]), asset_type=c["type"], fqn=c["fqn"]), triple(ev, om("cascadesTo"), iri(c["node"])))))
     out = F.filter(cat(F.array(*singles), plain_entity, versions, lineage, field_changes, children),
                    lambda x: x.isNotNull())
-    return Family(out, rejected, d["ms"])
+    return out
+
+
+def _checks(v: SimpleNamespace, *, family: str, legacy: bool) -> Checks:
+    """The reference's checks, in its order: the first that fails is the line's quarantine reason."""
+    k, cd, s, r = v.k, v.cd, v.s, v.r
+    et, user, imp = s["eventType"], s["userName"], s["impersonatedBy"]
+    cur, prev_top, prev_cd, ms_dec, parsed = v.cur, v.prev_top, v.prev_cd, v.ms_dec, v.parsed
+    d, edge, change_errors, cascade, k_state, int_token = v.d, v.edge, v.change_errors, v.cascade, v.k_state, v.int_token
+    # up to the graph
+    ck = Checks()
+    ck.typed(k["eventType"], STR, "eventType", required=True, text=et)
+    ck.add(r["rule_iri"].isNull(), "UNKNOWN_EVENT_TYPE", verbatim(
+        F.lit("eventType: '"), F.substring(F.coalesce(et, F.lit("?")), 1, 200), F.lit(f"' is not a {family} event type")))
+    ck.typed(k["entityType"], STR, "entityType", required=True, text=s["entityType"])
+    ck.typed(k["entityId"], STR, "entityId", required=True, text=s["entityId"])
+    if legacy:
+        ck.typed(k["dateTime"], STR, "dateTime", required=True, text=s["dateTime"])
+        ck.add(ms_dec.isNull(), "BAD_TIMESTAMP", "dateTime: not an RFC 3339 date-time in range")
+    else:
+        ck.add(absent(k["timestamp"]), "MISSING_FIELD", "timestamp is required")
+        ck.add(~int_token, "BAD_TYPE", got("timestamp: expected an integer", k["timestamp"]))
+        ck.add(~F.coalesce(ms_dec.between(0, MAX_MS), F.lit(False)), "BAD_TIMESTAMP",
+               ms_out_of_range("timestamp", ms_dec))
+    ck.typed(k["userName"], STR, "userName")
+    ck.typed(k["id"], STR, "id")
+    for name, lex, kind in (("currentVersion", cur, k["currentVersion"]),
+                            ("previousVersion", prev_top, k["previousVersion"])):
+        ck.typed(kind, NUM, name)
+        ck.add(lex["bad"], "BAD_TYPE", _version_detail(name, lex))
+    with ck.guard(absent(k["previousVersion"])):
+        ck.walk(k["changeDescription"], "changeDescription.previousVersion", "changeDescription")
+        ck.typed(k["cd_prev"], NUM, "changeDescription.previousVersion")
+        ck.add(prev_cd["bad"], "BAD_TYPE", _version_detail("changeDescription.previousVersion", prev_cd))
+    ck.add((k["entity"] == "string") & parsed["bad"], "BAD_ASPECT_JSON", "entity: not one valid JSON value")
+    ck.add(~absent(k["entity"]) & ~k["entity"].isin("string", "object", "array"), "BAD_TYPE",
+           got("entity: expected an object or a JSON string", k["entity"]))
+
+    # the rest
+    with ck.guard(d["is_lineage"]):
+        _lineage_checks(ck, edge, k_state)
+    with ck.guard(~d["is_lineage"]):
+        ck.ident_pair(s["entityType"], s["entityId"], "entityId")
+        ck.typed(k["entityFullyQualifiedName"], STR, "entityFullyQualifiedName")
+    with ck.guard(truthy(user)):
+        ck.ident(user, "userName")
+    # again, after userName: the reference reads the FQN before it for an entity and after it for a
+    # lineage edge, so a line with both faults gets the reference's reason either way (a check that
+    # already failed above changes nothing here)
+    ck.typed(k["entityFullyQualifiedName"], STR, "entityFullyQualifiedName")
+    ck.typed(k["userId"], STR, "userId")
+    ck.typed(k["impersonatedBy"], STR, "impersonatedBy")
+    with ck.guard(truthy(imp)):
+        ck.ident(imp, "impersonatedBy")
+    ck.typed(k["recursive"], BOOL, "recursive")
+    ck.walk(k["changeDescription"], "changeDescription.changeSummary", "changeDescription")
+    ck.typed(k["summary"], OBJ, "changeDescription.changeSummary")
+    with ck.guard(k["changeDescription"] == "object"):
+        for _, key in LISTS:  # each list's type, then its items', list by list
+            ck.typed(kind_of(cd[key]), LIST, f"changeDescription.{key}")
+            ck.error(first_error(F.transform(F.filter(change_errors, _keyed(key)), lambda c: c["error"])))
+    ck.error(first_error(F.transform(F.filter(change_errors, lambda c: c["initial"]), lambda c: c["error"])))
+    ck.error(first_error(F.transform(cascade, _child_error)))
+    return ck
 
 
 # ---------------------------------------------------------------- cascades (openmetadata._cascade)
