@@ -62,9 +62,11 @@ _VARIABLE = re.compile(r"(?<!\\)" + PIECES["var"])
 # long string may end on it, though, and code follow ('BIND("""' LF '#""" AS ?x) SERVICE …'), so the
 # line counts as a comment only if it holds no triple quote and no backslash (an escape that an engine
 # decoding the whole text first turns into a quote or a line break), and only up to a CR, where the
-# engine ends a comment (rv40 H1). A query file's header is such lines, so a parameter named service,
-# or a summary that names one, is no SERVICE (ut25 #1)
-_COMMENT_LINE = re.compile(r"(?m)^[ \t]*#(?:(?!\"\"\"|''')[^\r\n\\])*(?=[\r\n]|\Z)")
+# engine ends a comment (rv40 H1). Nor may it hold any other character at which Python's splitlines
+# breaks a line: no step after the guard may turn the text into another one by splitting it (rv43 H1).
+# A query file's header is such lines, so a parameter named service, or a summary that names one, is
+# no SERVICE (ut25 #1)
+_COMMENT_LINE = re.compile(r"(?m)^[ \t]*#(?:(?!\"\"\"|''')[^\r\n\x0b\x0c\x1c-\x1e\x85\u2028\u2029\\])*(?=\n|\Z)")
 _CODEPOINT = re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})")
 
 
@@ -86,12 +88,12 @@ def has_service(query: str) -> bool:
 
 
 def _service_at(query: str) -> tuple[int, str] | None:
-    """(line number, the line) of the first "service" that counts, else None."""
-    code = _VARIABLE.sub(" ", _CODEPOINT.sub(_codepoint, _COMMENT_LINE.sub("", query)))
+    """(line number, the line) of the first "service" that counts, else None. Line by line as written:
+    an escape or a variable never spans a line, so a decoded ``\\u000A`` moves no line (rv43 L2)."""
     lines = query.split("\n")
-    for number, line in enumerate(code.split("\n"), start=1):
-        if "service" in line.lower():  # shown as written (a decoded \u000A may shift the count)
-            return number, (lines[number - 1] if number <= len(lines) else line).strip()
+    for number, line in enumerate(_COMMENT_LINE.sub("", query).split("\n"), start=1):
+        if "service" in _VARIABLE.sub(" ", _CODEPOINT.sub(_codepoint, line)).lower():
+            return number, lines[number - 1].strip()
     return None
 
 
@@ -332,7 +334,7 @@ class EmbeddedStore(TripleStore):
         self.path = Path(path)
         # absolute: an audit's baseline names the store it ran on, compared by this text (ut25 #2: the
         # same store named from another folder read as another store)
-        self.description = f"embedded store {os.path.abspath(self.path)}"
+        self.description = f"embedded store {os.path.realpath(self.path)}"
         if not create and not self.path.exists():
             raise StoreError(f"no store at {self.path} (run `changeprov load DIR --store {self.path}` first)")
         if self.path.exists() and not self.path.is_dir():
@@ -370,7 +372,7 @@ class EmbeddedStore(TripleStore):
         return {ox.Variable(k): v for k, v in (bindings or {}).items()}
 
     def _query(self, query: str, bindings):
-        if bindings and any(line.strip() == BINDINGS_MARKER for line in query.splitlines()) \
+        if bindings and any(line.strip() == BINDINGS_MARKER for line in query.split("\n")) \
                 and query_form(query) != "SELECT":
             # pyoxigraph 0.5 substitutes in an ASK or CONSTRUCT only variables of its triple patterns:
             # such a query file with a marker takes its parameters as on an endpoint, a VALUES block
@@ -577,8 +579,20 @@ def values_block(bindings: Mapping[str, Term]) -> str:
         if not isinstance(term, (ox.NamedNode, ox.Literal)):
             raise InputError(f"parameter {name}: only IRIs and literals can be bound")
         names.append("?" + name)
-        terms.append(str(term))
+        terms.append(_inert(name, term))
     return f"VALUES ({' '.join(names)}) {{ ({' '.join(terms)}) }}"
+
+
+def _inert(name: str, term: ox.NamedNode | ox.Literal) -> str:
+    """``term`` serialised so that it cannot end a long string either: a query file may hold its
+    marker line inside one, and a value with three quotes would end it there and be read as query code
+    (rv43 M1). N-Triples escapes a literal's double quote, and its single quote becomes the escape
+    ``\\'``; inside an IRI no escape is read alike by every engine, so three single quotes are refused."""
+    if isinstance(term, ox.Literal) and "'" not in term.datatype.value:
+        return str(term).replace("'", "\\'")
+    if "'''" in term.value or isinstance(term, ox.Literal):
+        raise InputError(f"parameter {name}: a value with ''' in an IRI cannot be bound")
+    return str(term)
 
 
 def with_values(query: str, bindings: Mapping[str, Term] | None) -> str:
@@ -594,7 +608,7 @@ def with_values(query: str, bindings: Mapping[str, Term] | None) -> str:
     """
     if not bindings:
         return query
-    lines = query.splitlines()
+    lines = query.split("\n")  # only where the engine and the SERVICE guard break lines (rv43 H1)
     hits = [i for i, line in enumerate(lines) if line.strip() == BINDINGS_MARKER]
     if not hits:
         raise InputError(f"a query with parameters needs a line `{BINDINGS_MARKER}` at the start "
@@ -602,7 +616,7 @@ def with_values(query: str, bindings: Mapping[str, Term] | None) -> str:
     block = values_block(bindings)
     for i in hits:
         lines[i] = block
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines)
 
 
 def _derive(endpoint: str) -> tuple[str | None, str | None]:
@@ -802,11 +816,13 @@ class RemoteStore(TripleStore):
         from SPARQLWrapper.SPARQLExceptions import SPARQLWrapperException
 
         text = with_values(query, bindings)
-        # the leading comment header is documentation; dropping it keeps SPARQLWrapper's query-type sniffing right
-        lines = text.splitlines()
-        while lines and (not lines[0].strip() or lines[0].lstrip().startswith("#")):
+        # the leading comment header is documentation; dropping it keeps SPARQLWrapper's query-type sniffing
+        # right. Lines end only at LF, and one with a CR is kept: the engine ends a comment there, and the
+        # text sent must be the text the SERVICE guard read (rv43 H1)
+        lines = text.split("\n")
+        while lines and "\r" not in lines[0] and (not lines[0].strip() or lines[0].lstrip().startswith("#")):
             lines.pop(0)
-        text = "\n".join(lines) + "\n"
+        text = "\n".join(lines)
         try:
             return self._wrapper(text, accept).query().response.read()
         except SPARQLWrapperException as exc:

@@ -63,3 +63,11 @@ def test_the_term_check_reads_past_an_iri_that_starts_with_a_question_mark():
             "SELECT ?s WHERE { ?s <?x#> ?o . ?s om:affectsEntiy ?y }")
     assert check_declared({"typo.rq": text}).problems == (
         "typo.rq: https://open-metadata.org/schema/type/changeEvent/affectsEntiy",)
+
+
+def test_the_service_error_names_the_line_as_written():
+    """rv43 L2: lines were counted after decoding escapes, so a "\\u000A" moved the line the error named."""
+    from changeprov.sparql.stores import refuse_service
+
+    with pytest.raises(InputError, match=r"line 2: 'SERVICE <http://127.0.0.1:9/s> \{\} }'"):
+        refuse_service('SELECT * { ?s ?p "a\\u000Ab\\u000Ac" .\nSERVICE <http://127.0.0.1:9/s> {} }')

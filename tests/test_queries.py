@@ -24,7 +24,7 @@ from changeprov.mapping.terms import rfc3339_to_ms
 from changeprov.sparql.describe import describe_triples, render_graph
 from changeprov.sparql.loader import load_export
 from changeprov.sparql.queries import get_query, list_queries, load_query_file, run_query
-from changeprov.sparql.stores import open_store
+from changeprov.sparql.stores import open_store, values_block
 
 DS = "urn:li:dataset:(urn:li:dataPlatform:{},PROD)".format
 LTV, ORDERS = DS("snowflake,analytics.marts.customer_ltv"), DS("postgres,shop.public.orders")
@@ -2089,6 +2089,34 @@ def test_a_failing_service_call_is_a_clear_error_on_both_engines(store, tmp_path
     assert "\n" not in str(err.value) and "Connection refused" in str(err.value), str(err.value)
 
 
+@pytest.mark.parametrize("brk", ["\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"])
+def test_a_comment_line_with_a_line_break_python_splits_at_hides_no_service(store, tmp_path, brk):
+    """rv43 H1: the guard read '# note<U+2028>SERVICE …' as one comment line; the remote store (and a
+    VALUES block on the embedded one) split the text with splitlines, which put SERVICE on a line of its
+    own: the request was sent."""
+    from changeprov.sparql.queries import run_ask
+
+    rq = tmp_path / "q.rq"
+    rq.write_text(f"# summary: ask\n# param: x string required  a value\nASK WHERE {{\n#@bindings\n"
+                  f"# note{brk}SERVICE <http://127.0.0.1:9/s> {{}}\nFILTER(?x = \"a\")\n}}\n", encoding="utf-8")
+    with pytest.raises(InputError, match="query text contains SERVICE"):
+        run_ask(store, load_query_file(rq), {"x": "a"})
+
+
+def test_a_value_cannot_end_a_long_string_that_holds_the_marker(store, tmp_path):
+    """rv43 M1: a marker line inside a ''' string took the VALUES block there, and a value with '''
+    ended the string: the rest of the value ran as query code (a SERVICE the guard never saw)."""
+    from changeprov.sparql.queries import run_ask
+
+    rq = tmp_path / "q.rq"
+    rq.write_text("# summary: t\n# param: v string required  a value\nASK WHERE {\n#@bindings\n"
+                  "  BIND('''\n#@bindings\n''' AS ?z)\n  FILTER(BOUND(?v) && CONTAINS(?z, \"AS ?y\"))\n}\n")
+    value = "x''' AS ?y) SERVICE <http://127.0.0.1:9/s> {} BIND('''"
+    assert run_ask(store, load_query_file(rq), {"v": value}) is True  # the value stayed in the string
+    with pytest.raises(InputError, match="''' in an IRI"):
+        values_block({"v": ox.NamedNode("http://x/a'''b")})
+
+
 @pytest.mark.parametrize("tag, hint", [
     ("tier.tier2", "; did you mean: Tier.Tier2"),  # ut6a #11: users got suggestions, tags none
     ("PII.Sensitiv", "; names containing 'PII.Sensitiv': PII.Sensitive"),
@@ -2192,6 +2220,11 @@ def test_the_owners_note_says_when_the_two_views_disagree(tmp_path):
     (note,) = rows.notes
     assert note.endswith("ownership name different owners here: each view has only the changes DataHub sent in "
                          "it (impact names the owners of both)")
+    # rv43 M2: a user's query file asks for the note without the values: no word on the owners, no crash
+    rq = tmp_path / "views.rq"
+    rq.write_text('# summary: fields only\n# if-rows: datahub-views\nSELECT ?field WHERE { VALUES ?field { "ownership" "OWNER" } }\n')
+    (note,) = run_query(store, load_query_file(rq)).notes
+    assert note.startswith("DataHub reports a change twice") and "list the same owners" not in note, note
 
 
 def test_a_datahub_state_says_it_lists_aspects_and_change_categories(embedded):
