@@ -7,6 +7,7 @@ Every finding names the event IRIs that prove it, so a reviewer can ``changeprov
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 from collections import defaultdict
@@ -221,9 +222,19 @@ def compare(report: AuditReport, baseline: object) -> Comparison:
     known = [f for f, key in keyed if key in before]
     changed = [f for f, key in keyed if key in before and all(b.get("summary") != f.summary for b in before[key])]
     warnings = [f"the baseline is a report of {baseline.get(k)!r}, this one of {getattr(report, k)!r} ({k})"
-                for k in ("store", "since", "until") if baseline.get(k) != getattr(report, k)]
+                for k in ("store", "since", "until")
+                if _same_store(baseline.get(k)) != _same_store(getattr(report, k))]
     gone = [f for key, group in before.items() if key not in now for f in group]
     return Comparison(new, known, gone, changed, warnings)
+
+
+def _same_store(description: object) -> object:
+    """An embedded store by its real path: named through a link, or relatively as reports before
+    e3d7454 named it (from the folder the audit ran in), it is the same store (rv43 L1)."""
+    prefix = "embedded store "
+    if isinstance(description, str) and description.startswith(prefix):
+        return prefix + os.path.realpath(description[len(prefix):])
+    return description
 
 
 def baseline_findings(baseline: object) -> list[dict]:

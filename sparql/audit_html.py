@@ -90,7 +90,7 @@ def bar_chart_svg(bars: list[tuple[str, int, str]], *, svg_id: str, title: str, 
     left, bottom, top = 40, 46, 20
     n = max(len(bars), 1)
     peak = max((v for _, v, _ in bars), default=0) or 1
-    plot_w, plot_h = width - left - 10, height - bottom - top
+    plot_w, plot_h = max(width - left - 10, 1), height - bottom - top
     step = plot_w / n
     # a label rotated by 40 degrees needs ~16 px along the axis not to touch the next one (ut25 #8: at
     # 11 px, two years of days were a smear)

@@ -238,8 +238,8 @@ def _owner_views(rows: Rows, i: int, aspects: list[str], categories: list[str]) 
     """Whether the two views of the owners agree here: each view has only the changes DataHub sent in
     it, so an owner added by one event alone is in one view only (ut25 #5: the note said "the same
     owners" of rows that named two different ones)."""
-    if "ownership" not in aspects or not {"OWNER", "OWNERSHIP"} & set(categories):
-        return ""
+    if "ownership" not in aspects or not {"OWNER", "OWNERSHIP"} & set(categories) or "value" not in rows.variables:
+        return ""  # a user's query file may ask for the note without the values (rv43 M2)
     j = rows.variables.index("value")
     views = {view: {r[j].value for r in rows.rows if r[i] is not None and r[i].value in names and r[j] is not None}
              for view, names in (("aspect", {"ownership"}), ("events", {"OWNER", "OWNERSHIP"}))}

@@ -718,6 +718,15 @@ def test_a_baseline_of_the_same_store_named_from_another_folder_is_no_other_stor
     assert main(["audit", "--store", "../db", "--baseline", "../n1.json", "--format", "json", "--out", "n2.json",
                  "--fail-on", "never"]) == 0
     assert "warning" not in capsys.readouterr().err and db.is_dir()
+    # rv43 L1: through a symbolic link, and a baseline from before e3d7454, which named it relatively
+    (tmp_path / "w" / "link").symlink_to(db)
+    old = json.loads((tmp_path / "w" / "n1.json").read_text())
+    (tmp_path / "w" / "old.json").write_text(json.dumps(dict(old, store="embedded store db")))
+    monkeypatch.chdir(tmp_path / "w")
+    for baseline in ("n1.json", "old.json"):
+        assert main(["audit", "--store", "link", "--baseline", baseline, "--format", "json", "--out", "n3.json",
+                     "--fail-on", "never"]) == 0
+        assert "warning" not in capsys.readouterr().err
 
 
 def test_a_baseline_knows_findings_by_what_does_not_grow():
