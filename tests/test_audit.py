@@ -793,3 +793,5 @@ def test_the_days_of_the_activity_chart_do_not_touch(days):
     svg = bar_chart_svg([(f"day {i}", i, "") for i in range(days)], svg_id="c", title="t")
     xs = [float(x) for x in re.findall(r'<text x="([0-9.]+)" y="[0-9.]+" font-size="10" text-anchor="end" transform', svg)]
     assert len(xs) >= min(days, 30) and min(b - a for a, b in zip(xs, xs[1:])) >= 16  # enough labels, apart
+    # rv43 L3: a library caller's chart narrower than its margins divided by zero
+    assert bar_chart_svg([("day 1", 1, "")], svg_id="c", title="t", width=40).startswith("<svg")
