@@ -67,7 +67,11 @@ _VARIABLE = re.compile(r"(?<!\\)" + PIECES["var"])
 # A query file's header is such lines, so a parameter named service, or a summary that names one, is
 # no SERVICE (ut25 #1)
 _COMMENT_LINE = re.compile(r"(?m)^[ \t]*#(?:(?!\"\"\"|''')[^\r\n\x0b\x0c\x1c-\x1e\x85\u2028\u2029\\])*(?=\n|\Z)")
-_CODEPOINT = re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})")
+# How engines may decode escapes in the whole text before parsing: the SPARQL text's way (\uXXXX and
+# \UXXXXXXXX), and rdflib's (the memory store): either case, four digits and four more if there are
+# (rv44 H1: \U0053ERVICE and \u00000053ERVICE ran there). The word counts in any of the readings.
+_CODEPOINTS = (re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})"),
+               re.compile(r"\\[uU]([0-9A-Fa-f]{4}(?:[0-9A-Fa-f]{4})?)()"))
 
 
 def _codepoint(m: re.Match) -> str:
@@ -92,7 +96,7 @@ def _service_at(query: str) -> tuple[int, str] | None:
     an escape or a variable never spans a line, so a decoded ``\\u000A`` moves no line (rv43 L2)."""
     lines = query.split("\n")
     for number, line in enumerate(_COMMENT_LINE.sub("", query).split("\n"), start=1):
-        if "service" in _VARIABLE.sub(" ", _CODEPOINT.sub(_codepoint, line)).lower():
+        if any("service" in _VARIABLE.sub(" ", decoding.sub(_codepoint, line)).lower() for decoding in _CODEPOINTS):
             return number, lines[number - 1].strip()
     return None
 

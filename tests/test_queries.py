@@ -1663,6 +1663,9 @@ def test_service_refused_unless_allowed(tmp_path, db, capsys):
     ('SELECT * WHERE { BIND("""\n#\\u0022\\u0022\\u0022 AS ?x) SERVICE <http://127.0.0.1:9/s> { ?s ?p ?o } }', True),
     ('SELECT * WHERE { ?s ?p "a\\u000A#" . SERVICE <http://127.0.0.1:9/s> { ?s ?p ?o } }', True),
     ("# param: service string optional  a type\r\nSELECT ?service WHERE { ?e ?p ?service }", False),
+    # rv44 H1: rdflib (this memory store) reads \\U with four digits and \\u with eight too
+    ("SELECT * WHERE { \\U0053ERVICE <http://127.0.0.1:9/s> { ?s ?p ?o } }", True),
+    ("SELECT * WHERE { \\u00000053ERVICE <http://127.0.0.1:9/s> { ?s ?p ?o } }", True),
 ])
 def test_service_is_refused_wherever_the_word_is_but_in_a_variable(tmp_path, text, refused):
     """The guard searched the whole text for the word, and refused ?service; each reading that then
@@ -2717,3 +2720,11 @@ def test_none_for_a_parameter_with_a_default_is_the_default(embedded):
     given = run_query(embedded, "impact", {"entity": ORDERS, "as_of": None})
     assert given.rows == run_query(embedded, "impact", {"entity": ORDERS}).rows
     assert given, "ORDERS has downstream assets"
+
+
+def test_a_query_file_may_start_with_a_byte_order_mark(tmp_path):
+    """rv44: a file saved with a BOM was 'not a SPARQL query … \\ufeff SELECT'."""
+    rq = tmp_path / "bom.rq"
+    rq.write_bytes(b"\xef\xbb\xbf# summary: t\nSELECT * WHERE { ?s ?p ?o } LIMIT 1\n")
+    q = load_query_file(rq)
+    assert q.summary == "t" and run_query(open_store("memory"), q).rows == []
