@@ -339,9 +339,11 @@ def generate(path, *, events: int, seed: int = 0, hostile_share: float = 0.01, d
 
     ``part=(i, k)`` writes only the i-th of k consecutive slices of the ``events`` lines: the parts of
     one log, in order, are its nights (the same entities, users and version histories, later in
-    time), and together they are the whole log byte for byte. A part's summary counts what that file
-    holds: a replay of an event from an earlier part is that event's first copy in this file, so it
-    counts as the event (``unique_events``), not as a duplicate.
+    time), and their lines, in order, are the whole log's (plain files concatenate to it byte for
+    byte; each compressed part is a stream of its own). Each part generates the log up to its end, so
+    writing all k parts costs about k/2 whole logs. A part's summary counts what that file holds: a
+    replay of an event from an earlier part is that event's first copy in this file, so it counts as
+    the event (``unique_events``), not as a duplicate.
 
     >>> import tempfile, os
     >>> d = tempfile.mkdtemp()

@@ -263,7 +263,7 @@ def get_query(name: str) -> NamedQuery:
 def load_query_file(path: str | Path) -> NamedQuery:
     p = Path(path)
     try:
-        text = p.read_text("utf-8")
+        text = p.read_text("utf-8-sig")  # an editor's byte order mark is no query text (rv44)
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read query file {p}: {exc}") from None
     return parse_header(p.stem, text, p)
