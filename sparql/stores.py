@@ -79,6 +79,12 @@ def _codepoint(m: re.Match) -> str:
     return chr(value) if value <= 0x10FFFF and not 0xD800 <= value <= 0xDFFF else m.group(0)
 
 
+def _has_word(code: str) -> bool:
+    # rdflib matches keywords by str.upper(), which makes "ſ" an S and "ı" an I (ſERVICE ran on the
+    # memory store); pyoxigraph matches ASCII letters only
+    return "service" in code.lower() or "SERVICE" in code.upper()
+
+
 def has_service(query: str) -> bool:
     """Whether ``query`` has a SERVICE clause. SPARQL applies ``\\uXXXX`` escapes to the whole text
     before parsing (Jena does; a query could spell ``\\u0053ERVICE``), so they are applied first.
@@ -96,7 +102,7 @@ def _service_at(query: str) -> tuple[int, str] | None:
     an escape or a variable never spans a line, so a decoded ``\\u000A`` moves no line (rv43 L2)."""
     lines = query.split("\n")
     for number, line in enumerate(_COMMENT_LINE.sub("", query).split("\n"), start=1):
-        if any("service" in _VARIABLE.sub(" ", decoding.sub(_codepoint, line)).lower() for decoding in _CODEPOINTS):
+        if any(_has_word(_VARIABLE.sub(" ", decoding.sub(_codepoint, line))) for decoding in _CODEPOINTS):
             return number, lines[number - 1].strip()
     return None
 

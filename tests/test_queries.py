@@ -1666,6 +1666,9 @@ def test_service_refused_unless_allowed(tmp_path, db, capsys):
     # rv44 H1: rdflib (this memory store) reads \\U with four digits and \\u with eight too
     ("SELECT * WHERE { \\U0053ERVICE <http://127.0.0.1:9/s> { ?s ?p ?o } }", True),
     ("SELECT * WHERE { \\u00000053ERVICE <http://127.0.0.1:9/s> { ?s ?p ?o } }", True),
+    # ... and its keywords by str.upper(): a long s is an S, a dotless i an I
+    ("SELECT * WHERE { \u017fERVICE <http://127.0.0.1:9/s> { ?s ?p ?o } }", True),
+    ("SELECT * WHERE { SERV\u0131CE <http://127.0.0.1:9/s> { ?s ?p ?o } }", True),
 ])
 def test_service_is_refused_wherever_the_word_is_but_in_a_variable(tmp_path, text, refused):
     """The guard searched the whole text for the word, and refused ?service; each reading that then
