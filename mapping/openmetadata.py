@@ -24,7 +24,7 @@ def map_openmetadata(obj: dict, *, legacy: bool = False) -> Graph:
     event_type = get(obj, "eventType", str, required=True)
     rule = event_rule(family, event_type)
     if rule is None:
-        raise Rejected("UNKNOWN_EVENT_TYPE", f"eventType: '{event_type[:200]}' is not a {family} event type")
+        raise Rejected("UNKNOWN_EVENT_TYPE", f"eventType: '{event_type[:200]}' is not an event type of {family}")
     entity_type = get(obj, "entityType", str, required=True)
     entity_id = get(obj, "entityId", str, required=True)
     if legacy:

@@ -235,7 +235,7 @@ def _checks(v: SimpleNamespace, *, family: str, legacy: bool) -> Checks:
     ck = Checks()
     ck.typed(k["eventType"], STR, "eventType", required=True, text=et)
     ck.add(r["rule_iri"].isNull(), "UNKNOWN_EVENT_TYPE", verbatim(
-        F.lit("eventType: '"), F.substring(F.coalesce(et, F.lit("?")), 1, 200), F.lit(f"' is not a {family} event type")))
+        F.lit("eventType: '"), F.substring(F.coalesce(et, F.lit("?")), 1, 200), F.lit(f"' is not an event type of {family}")))
     ck.typed(k["entityType"], STR, "entityType", required=True, text=s["entityType"])
     ck.typed(k["entityId"], STR, "entityId", required=True, text=s["entityId"])
     if legacy:
