@@ -61,9 +61,9 @@ _VARIABLE = re.compile(r"(?<!\\)" + PIECES["var"])
 # ... and a line that starts with "#" is a comment, or inside a long string, whatever came before. A
 # long string may end on it, though, and code follow ('BIND("""' LF '#""" AS ?x) SERVICE …'), so the
 # line counts as a comment only if it holds no triple quote and no backslash (an escape that an engine
-# decoding the whole text first turns into a quote or a line break), and only up to a CR, where the
-# engine ends a comment (rv40 H1). Nor may it hold any other character at which Python's splitlines
-# breaks a line: no step after the guard may turn the text into another one by splitting it (rv43 H1).
+# decoding the whole text first turns into a quote or a line break), and no CR, where the engine ends a
+# comment (rv40 H1), nor any other character at which Python's splitlines breaks a line: no step after
+# the guard may turn the text into another one by splitting it (rv43 H1).
 # A query file's header is such lines, so a parameter named service, or a summary that names one, is
 # no SERVICE (ut25 #1)
 _COMMENT_LINE = re.compile(r"(?m)^[ \t]*#(?:(?!\"\"\"|''')[^\r\n\x0b\x0c\x1c-\x1e\x85\u2028\u2029\\])*(?=\n|\Z)")
