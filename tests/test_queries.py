@@ -346,6 +346,14 @@ def test_entity_state_ends_with_a_hard_delete(store, as_of, fields, note):
     assert (note in rows.notes) if note else not any("hard-deleted" in n for n in rows.notes)
 
 
+def test_a_state_asked_by_version_is_not_said_to_be_ended_by_a_later_hard_delete(store):
+    """ut26 D5: with a version alone a hard delete does not count, but the empty answer's note said it ended
+    every value."""
+    legacy = "urn:li:dataset:(urn:li:dataPlatform:hive,staging.orders_legacy,PROD)"
+    rows = run_query(store, get_query("entity-state"), {"entity": legacy, "version": "1"})
+    assert rows.rows == [] and rows.notes and not any("hard-deleted" in n for n in rows.notes), rows.notes
+
+
 BUILD_FCT = "urn:li:dataJob:(urn:li:dataFlow:(airflow,shop_etl,prod),build_fct_orders)"
 JOB_IN, JOB_OUT = "dataJobInputOutput.inputDatasets", "dataJobInputOutput.outputDatasets"
 
