@@ -133,8 +133,6 @@ def _aspect_versions(g: Graph, event: NamedNode, entity: NamedNode, obj: dict, a
     before = minted("version", entity.value, aspect, previous) if previous else None
     if before is not None:
         g.add(event, prov("used"), before)
-        # its label too: a log that starts later has no event that generated it (ut26 R3)
-        g.lit(before, om("versionLabel"), previous)
     if deleting:
         if before is not None:
             g.add(before, prov("wasInvalidatedBy"), event)

@@ -208,7 +208,6 @@ def mcl(plan: Plan) -> Family:
         triple(ev, om("impersonatedBy"), imp_agent),
         *[F.when(imp_agent.isNotNull(), x) for x in urn_agent(imp_agent, imp)],
         triple(ev, prov("used"), before),
-        triple(before, om("versionLabel"), literal(previous)),
         F.when(deleting, triple(before, prov("wasInvalidatedBy"), ev)),
         *[F.when(makes, x) for x in (
             triple(now, RDF_TYPE(), om("EntityVersion")), triple(now, RDF_TYPE(), om("AspectVersion")),

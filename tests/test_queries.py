@@ -2739,12 +2739,3 @@ def test_a_query_file_may_start_with_a_byte_order_mark(tmp_path):
     rq.write_bytes(b"\xef\xbb\xbf# summary: t\nSELECT * WHERE { ?s ?p ?o } LIMIT 1\n")
     q = load_query_file(rq)
     assert q.summary == "t" and run_query(open_store("memory"), q).rows == []
-
-
-def test_a_datahub_previous_version_the_log_lacks_is_named(store):
-    """ut26 R3: staging.orders_legacy's datasetKey DELETE revises version 1, which no line of the corpus
-    generated: entity-history left its previous_version empty (an OpenMetadata event names it)."""
-    legacy = "urn:li:dataset:(urn:li:dataPlatform:hive,staging.orders_legacy,PROD)"
-    rows = run_query(store, get_query("entity-history"), {"entity": legacy}).dicts()
-    key = [r for r in rows if r["fields_changed"] is not None and "datasetKey" in r["fields_changed"].value]
-    assert key and all(r["previous_version"] is not None and r["previous_version"].value == "1" for r in key), key
