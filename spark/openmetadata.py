@@ -231,7 +231,7 @@ def _checks(v: SimpleNamespace, *, family: str, legacy: bool) -> Checks:
     et, user, imp = s["eventType"], s["userName"], s["impersonatedBy"]
     cur, prev_top, prev_cd, ms_dec, parsed = v.cur, v.prev_top, v.prev_cd, v.ms_dec, v.parsed
     d, edge, change_errors, cascade, k_state, int_token = v.d, v.edge, v.change_errors, v.cascade, v.k_state, v.int_token
-    # up to the graph
+    # the checks up to the graph
     ck = Checks()
     ck.typed(k["eventType"], STR, "eventType", required=True, text=et)
     ck.add(r["rule_iri"].isNull(), "UNKNOWN_EVENT_TYPE", verbatim(
@@ -260,7 +260,7 @@ def _checks(v: SimpleNamespace, *, family: str, legacy: bool) -> Checks:
     ck.add(~absent(k["entity"]) & ~k["entity"].isin("string", "object", "array"), "BAD_TYPE",
            got("entity: expected an object or a JSON string", k["entity"]))
 
-    # the rest
+    # the checks after the graph's nodes are known
     with ck.guard(d["is_lineage"]):
         _lineage_checks(ck, edge, k_state)
     with ck.guard(~d["is_lineage"]):

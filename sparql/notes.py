@@ -167,8 +167,8 @@ def _not_a_dataset(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Lit
 
 def _hard_deleted(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Literal]) -> list[str]:
     """An empty state after a hard delete is that delete, not "no field changes" (ut10a #6). Not with a
-    version alone: the state of a version holds whatever came later (ut26 D5: a re-created DataHub
-    entity asked by version was said to be ended by a delete that the query does not count)."""
+    version alone, which entity-state answers without counting a hard delete (ut26 D5: a re-created
+    DataHub entity asked by version was said to be ended by one)."""
     if "version" in bound and "as_of" not in bound:
         return []
     found = store.select(_LAST_HARD_DELETE, {k: v for k, v in bound.items() if k in ("entity", "as_of")}).rows

@@ -598,11 +598,11 @@ def _inert(name: str, term: ox.NamedNode | ox.Literal) -> str:
     marker line inside one, and a value with three quotes would end it there and be read as query code
     (rv43 M1). N-Triples escapes a literal's double quote, and its single quote becomes the escape
     ``\\'``; inside an IRI no escape is read alike by every engine, so three single quotes are refused."""
-    if isinstance(term, ox.Literal) and "'" not in term.datatype.value:
-        return str(term).replace("'", "\\'")
-    if "'''" in term.value or isinstance(term, ox.Literal):
+    literal = isinstance(term, ox.Literal)
+    iri = term.datatype.value if literal else term.value
+    if "'''" in iri or (literal and "'" in iri):
         raise InputError(f"parameter {name}: a value with ''' in an IRI cannot be bound")
-    return str(term)
+    return str(term).replace("'", "\\'") if literal else str(term)
 
 
 def with_values(query: str, bindings: Mapping[str, Term] | None) -> str:
