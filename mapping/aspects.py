@@ -20,6 +20,8 @@ def map_aspect(g: Graph, event: NamedNode, entity: NamedNode, entity_urn: str, c
     if spec is None:
         return  # kept generically: the field change holds name and value
     pattern = spec["pattern"]
+    if old is None and pattern in WHOLE_LISTS:
+        g.add(event, om("setsMembersOf"), entity)
     # a value of the wrong shape would be read as "no members" and lose them (ut10a #11)
     for value, where in ((new, "aspect"), (old, "previousAspectValue")):
         if value is not None and not isinstance(value, dict):
@@ -48,6 +50,11 @@ def map_aspect(g: Graph, event: NamedNode, entity: NamedNode, entity_urn: str, c
     elif pattern.startswith("run-") and not deleting and isinstance(new, dict):
         _run(g, entity, pattern, new)
 
+
+#: the patterns whose MCL, sent without its previous value, states every member of the aspect's lists
+#: (tags, terms, owners, domains, a job's datasets, columns and their tags): a member it leaves out is
+#: gone, and no removal names it, so the event says it states them all (om-event:setsMembersOf; ut26 R1)
+WHOLE_LISTS = ("members", "job-io", "schema", "editable-schema")
 
 #: a job's datasets: (key, added, removed, kept)
 JOB_MEMBERS = (("input", "om-event:addedInput", "om-event:removedInput", "om-event:keptInput"),

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from changeprov.mapping.aspects import COLUMN_MEMBERS, JOB_MEMBERS, SCHEMA_FIELD
+from changeprov.mapping.aspects import COLUMN_MEMBERS, JOB_MEMBERS, SCHEMA_FIELD, WHOLE_LISTS
 from changeprov.mapping.vocab import rules
 from changeprov.spark.checks import (
     Checks, absent, bad_urn_in, kind_words, ms_out_of_range, no_reject, reject, schema_words,
@@ -124,8 +124,12 @@ def aspect(plan: Plan, name: Column, *, event: Column, urn: Column, safe: Column
     main = plan.bind("aspect", F.coalesce(out, none) if out is not None else none)
     extra = plan.bind("aspect_tags", F.coalesce(tags, none))
     plan.next()
+    whole = [a for a, spec in rules()["aspects"].items() if spec["pattern"] in WHOLE_LISTS]
+    sets = F.when(name.isin(*whole) & old.isNull(),
+                  F.array(triple(iri(event), om("setsMembersOf"), iri(safe)))).otherwise(_empty())
     # read where it is used (no stage of its own: each stage is a projection Spark analyses again)
-    return F.struct(F.concat(main["t"], extra["t"]).alias("t"), F.coalesce(ck.column(), main["c"], extra["c"]).alias("c"))
+    return F.struct(F.concat(main["t"], extra["t"], sets).alias("t"),
+                    F.coalesce(ck.column(), main["c"], extra["c"]).alias("c"))
 
 
 def shape_error(value: Column, path: list[str], where: str) -> Column:

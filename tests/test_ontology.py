@@ -90,7 +90,7 @@ addedOutput FieldChange MetadataEntity | removedOutput FieldChange MetadataEntit
 keptTag FieldChange Tag | keptGlossaryTerm FieldChange GlossaryTerm | keptOwner FieldChange prov:Agent
 keptDomain FieldChange MetadataEntity | keptSchemaField FieldChange Column | keptInput FieldChange MetadataEntity
 keptOutput FieldChange MetadataEntity
-addedBy LineageEdge ChangeEvent | removedBy LineageEdge ChangeEvent | setsUpstreamsOf ChangeEvent MetadataEntity
+addedBy LineageEdge ChangeEvent | removedBy LineageEdge ChangeEvent | setsUpstreamsOf ChangeEvent MetadataEntity | setsMembersOf ChangeEvent MetadataEntity
 viaPipeline LineageAssertion MetadataEntity | runOf Run MetadataEntity | runRecord Run MetadataEntity
 proposalFor ChangeEvent MetadataEntity | cascadesTo ChangeEvent MetadataEntity | aboutColumn FieldChange Column
 assertion LineageEdge LineageAssertion | assertedBy LineageAssertion ChangeEvent

@@ -772,14 +772,68 @@ def test_column_tags_of_a_datahub_dataset_are_in_its_state(column_tags_store, as
 def test_column_tags_of_a_datahub_dataset_are_tag_changes_and_audited(column_tags_store):
     store, d = column_tags_store
     rows = run_query(store, get_query("tag-changes"), {"tag": "urn:li:tag:PII"}).dicts()
+    # version 3, the whole aspect, leaves email's PII out: a removal no change names (ut26 R1)
     assert [(r["time"].value, r["action"].value, r["field"].value) for r in rows] == [
         ("2024-01-01T20:00:00Z", "added", "editableSchemaMetadata.email.globalTags"),
-        ("2024-01-01T22:00:00Z", "added", "editableSchemaMetadata.ssn.globalTags")]
+        ("2024-01-01T22:00:00Z", "added", "editableSchemaMetadata.ssn.globalTags"),
+        ("2024-01-01T22:00:00Z", "removed", "editableSchemaMetadata.email.globalTags")]
     audit = run_query(store, get_query("audit-sensitive-tags"), {}).dicts()
-    assert {(r["field"].value, r["tag_name"].value) for r in audit} >= {
-        ("editableSchemaMetadata.email.globalTags", "urn:li:tag:PII")}
+    assert {(r["action"].value, r["field"].value, r["tag_name"].value) for r in audit} >= {
+        ("added", "editableSchemaMetadata.email.globalTags", "urn:li:tag:PII"),
+        ("removed", "editableSchemaMetadata.email.globalTags", "urn:li:tag:PII")}
     terms = run_query(store, get_query("tag-changes"), {"tag": "urn:li:glossaryTerm:SSN"}).dicts()
     assert [r["field"].value for r in terms] == ["schemaMetadata.ssn.glossaryTerms"]
+
+
+def _dh_tags(names):
+    return {"tags": [{"tag": f"urn:li:tag:{n}"} for n in names]}
+
+
+@pytest.mark.parametrize("case, events, want", [
+    # ut26 R1: the second globalTags, sent without its previous value, is the whole list: PII is gone
+    ("whole list", [("1", ["PII"], None, "UPSERT"), ("2", ["Gold"], None, "UPSERT")],
+     [(0, "added"), (1, "removed")]),
+    # a DELETE of the aspect without its previous value takes every tag
+    ("delete", [("1", ["PII"], None, "UPSERT"), ("2", None, None, "DELETE")], [(0, "added"), (1, "removed")]),
+    # an earlier removal named it: the whole list that follows removes nothing more
+    ("named before", [("1", ["PII"], None, "UPSERT"), ("2", [], ("1", ["PII"]), "UPSERT"), ("3", ["Gold"], None, "UPSERT")],
+     [(0, "added"), (1, "removed")]),
+    # listed again by each whole list: no removal until the one that leaves it out
+    ("restated", [("1", ["PII"], None, "UPSERT"), ("2", ["PII", "Gold"], None, "UPSERT"),
+                  ("3", ["Gold"], ("2", ["PII", "Gold"]), "UPSERT"), ("4", ["Gold"], None, "UPSERT")],
+     [(0, "added"), (1, "added"), (2, "removed")]),
+    # kept by a change with its previous value, then left out by a whole list
+    ("kept", [("1", ["PII"], None, "UPSERT"), ("2", ["PII", "Gold"], ("1", ["PII"]), "UPSERT"),
+              ("3", ["Gold"], None, "UPSERT")],
+     [(0, "added"), (2, "removed")]),
+    # a hard delete between ended the tag with the entity: the re-created entity's list removes nothing
+    ("hard delete", [("1", ["PII"], None, "UPSERT"), ("2", "datasetKey", None, "DELETE"), ("1", ["Gold"], None, "UPSERT")],
+     [(0, "added")]),
+])
+def test_a_tag_a_whole_datahub_list_leaves_out_is_a_removal(tmp_path, case, events, want):
+    """ut26 R1: a DataHub globalTags aspect sent without its previous value states the whole list, so a
+    tag it leaves out is gone (entity-state); tag-changes and audit-sensitive-tags list that removal, by
+    the user of the event that left it out, once."""
+    t, hour = 1_704_139_200_000, 3_600_000
+    d = DS("hive,db.r1")
+    lines = []
+    for i, (version, tags, previous, change) in enumerate(events):
+        if tags == "datasetKey":
+            line = _dh_mcl(d, "datasetKey", t + i * hour, version, change=change, previous=("1", {"name": "r1"}))
+        else:
+            line = _dh_mcl(d, "globalTags", t + i * hour, version, value=None if tags is None else _dh_tags(tags),
+                           previous=previous and (previous[0], _dh_tags(previous[1])), change=change)
+        line["created"]["actor"] = f"urn:li:corpuser:u{i}"
+        lines.append(line)
+    store = _store_of(lines, tmp_path)
+    def iso(ms):
+        return _dt.datetime.fromtimestamp(ms / 1000, _dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    expected = [(iso(t + i * hour), action, f"urn:li:corpuser:u{i}") for i, action in want]
+    rows = run_query(store, get_query("tag-changes"), {"tag": "urn:li:tag:PII"}).dicts()
+    assert [(r["time"].value, r["action"].value, r["user"].value) for r in rows] == expected
+    audit = run_query(store, get_query("audit-sensitive-tags"), {}).dicts()
+    assert [(r["time"].value, r["action"].value, r["user"].value) for r in audit] == expected
 
 
 @pytest.mark.parametrize("as_of, want", [
