@@ -133,6 +133,9 @@ def _aspect_versions(g: Graph, event: NamedNode, entity: NamedNode, obj: dict, a
     before = minted("version", entity.value, aspect, previous) if previous else None
     if before is not None:
         g.add(event, prov("used"), before)
+        # on the event, not the version: a label there types it an EntityVersion, which the shapes then
+        # require the log to have generated (ut26 R3, reverted in 09a1d57)
+        g.lit(event, om("previousVersionLabel"), previous)
     if deleting:
         if before is not None:
             g.add(before, prov("wasInvalidatedBy"), event)

@@ -208,6 +208,7 @@ def mcl(plan: Plan) -> Family:
         triple(ev, om("impersonatedBy"), imp_agent),
         *[F.when(imp_agent.isNotNull(), x) for x in urn_agent(imp_agent, imp)],
         triple(ev, prov("used"), before),
+        triple(ev, om("previousVersionLabel"), F.when(truthy(previous), literal(previous))),
         F.when(deleting, triple(before, prov("wasInvalidatedBy"), ev)),
         *[F.when(makes, x) for x in (
             triple(now, RDF_TYPE(), om("EntityVersion")), triple(now, RDF_TYPE(), om("AspectVersion")),

@@ -101,7 +101,7 @@ previousVersion ChangeEvent xsd:decimal | currentVersion ChangeEvent xsd:decimal
 userName ChangeEvent xsd:string | userId ChangeEvent xsd:string | fieldName FieldChange xsd:string
 oldValue FieldChange - | newValue FieldChange -
 eventId ChangeEvent xsd:string | entityState ChangeEvent rdf:JSON | changeSummary ChangeEvent rdf:JSON
-recursive ChangeEvent xsd:boolean | aspectName ChangeEvent xsd:string | versionNumber EntityVersion xsd:decimal
+recursive ChangeEvent xsd:boolean | aspectName ChangeEvent xsd:string | previousVersionLabel ChangeEvent xsd:string | versionNumber EntityVersion xsd:decimal
 versionLabel EntityVersion xsd:string | assetType MetadataEntity xsd:string
 fullyQualifiedName MetadataEntity xsd:string | urn MetadataEntity xsd:string | sqlQuery LineageAssertion xsd:string
 lineageSource LineageAssertion xsd:string | columnLineage LineageEdge rdf:JSON

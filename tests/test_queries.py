@@ -380,6 +380,10 @@ def test_entity_history_shows_datahub_aspect_versions(store):
                r["current_version"] and r["current_version"].value)
               for r in rows if "status" in r["fields_changed"].value]
     assert status == [("+status", None, "1"), ("~status", "1", "2"), ("-status", "2", None)]
+    # ut26 R3: the corpus lacks the line that generated its datasetKey's version 1, which the DELETE revises
+    key = [(r["fields_changed"].value, r["previous_version"] and r["previous_version"].value)
+           for r in rows if "datasetKey" in r["fields_changed"].value]
+    assert key == [("-datasetKey", "1")]
 
 
 def test_tags_and_owners_a_corpus_entity_was_created_with(store):
