@@ -789,6 +789,33 @@ def test_column_tags_of_a_datahub_dataset_are_tag_changes_and_audited(column_tag
     assert [r["field"].value for r in terms] == ["schemaMetadata.ssn.glossaryTerms"]
 
 
+@pytest.mark.parametrize("restored_later, want", [
+    (False, [("2024-03-05T00:53:20Z", "2024-03-05T00:53:20Z"), ("2024-03-05T00:53:20Z", None)]),
+    (True, [("2024-03-05T00:53:20Z", "2024-03-05T00:53:20Z"), ("2024-03-05T00:53:20Z", "2024-03-06T04:40:00Z")]),
+])
+def test_two_soft_deletes_in_one_millisecond_are_two_rows_each_with_its_restore(tmp_path, restored_later, want):
+    """ut26 R6: delete (0.2), restore (0.3) and delete (0.4) of one table in one millisecond were one row,
+    restored by 0.3, although the table stayed deleted after it."""
+    t = 1_709_600_000_000
+
+    def event(n, kind, ms, version, deleted):
+        return {"id": f"r6-{n}", "eventType": kind, "entityType": "table", "entityId": "t-r6",
+                "entityFullyQualifiedName": "svc.db.s.sm", "userName": "alice", "timestamp": ms,
+                "previousVersion": round(version - 0.1, 1), "currentVersion": version,
+                "changeDescription": {"fieldsAdded": [], "fieldsDeleted": [], "previousVersion": round(version - 0.1, 1),
+                                      "fieldsUpdated": [{"name": "deleted", "oldValue": not deleted, "newValue": deleted}]},
+                "entity": json.dumps({"id": "t-r6"})}
+
+    created = event(0, "entityCreated", t - 3_600_000, 0.1, False)
+    del created["changeDescription"]
+    events = [created, event(1, "entitySoftDeleted", t, 0.2, True), event(2, "entityRestored", t, 0.3, False),
+              event(3, "entitySoftDeleted", t, 0.4, True)]
+    if restored_later:
+        events.append(event(4, "entityRestored", t + 100_000_000, 0.5, False))
+    rows = run_query(_store_of(events, tmp_path), get_query("deleted-entities"), {}).dicts()
+    assert [(r["time"].value, r["restored_at"] and r["restored_at"].value) for r in rows] == want
+
+
 def _dh_tags(names):
     return {"tags": [{"tag": f"urn:li:tag:{n}"} for n in names]}
 
