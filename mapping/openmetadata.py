@@ -208,28 +208,38 @@ def _quoted(name: str) -> str:
     return f'"{name}"' if "." in name else name
 
 
-def initial_fields(state: Any) -> list[tuple[str, str, list]]:
-    """(field name, path in the event, value) of what a creation set: the entity's tags, owners,
-    domains and columns, then the tags of each column and nested column (``children``), level by
-    level, named as OpenMetadata names their changes (``columns.NAME.tags``, ``columns.A.B.tags``
-    for a nested one, a name with a dot in double quotes); each only when a non-empty list."""
-    if not isinstance(state, dict):
-        return []
-    fields = [(name, f"entity.{name}", state.get(name)) for name in INITIAL_FIELDS]
-    columns = state.get("columns")
-    level = [(f"entity.columns[{j}]", "", c) for j, c in enumerate(columns if isinstance(columns, list) else [])]
+def column_tags(level: list[tuple[str, str, str, Any]]) -> list[tuple[str, str, str, Any]]:
+    """(field name, path in the event, index, tags) of each column of ``level`` (path, prefix of its
+    name, index, column) and of its nested columns (``children``, down to ``COLUMN_LEVELS`` levels in
+    all), level by level: ``columns.NAME.tags``, ``columns.A.B.tags`` for a nested one, a name with a
+    dot in double quotes; a nested column's index is its parent's, ``-``, its own. A column without
+    a name is skipped with its nested columns. The tags are as found (any JSON value)."""
+    found = []
     for _ in range(COLUMN_LEVELS):
         below = []
-        for path, prefix, column in level:
+        for path, prefix, index, column in level:
             name = column.get("name") if isinstance(column, dict) else None
             if not isinstance(name, str) or not name:
                 continue
             local = prefix + _quoted(name)
-            fields.append((f"columns.{local}.tags", f"{path}.tags", column.get("tags")))
+            found.append((f"columns.{local}.tags", f"{path}.tags", index, column.get("tags")))
             children = column.get("children")
-            below += [(f"{path}.children[{k}]", local + ".", child)
+            below += [(f"{path}.children[{k}]", local + ".", f"{index}-{k}", child)
                       for k, child in enumerate(children if isinstance(children, list) else [])]
         level = below
+    return found
+
+
+def initial_fields(state: Any) -> list[tuple[str, str, list]]:
+    """(field name, path in the event, value) of what a creation set: the entity's tags, owners,
+    domains and columns, then the tags of each column and nested column (``column_tags``); each only
+    when a non-empty list."""
+    if not isinstance(state, dict):
+        return []
+    fields = [(name, f"entity.{name}", state.get(name)) for name in INITIAL_FIELDS]
+    columns = state.get("columns")
+    fields += [(name, path, tags) for name, path, _, tags in column_tags(
+        [(f"entity.columns[{j}]", "", str(j), c) for j, c in enumerate(columns if isinstance(columns, list) else [])])]
     return [(name, path, value) for name, path, value in fields if isinstance(value, list) and value]
 
 
@@ -316,10 +326,12 @@ def _structured(g: Graph, event: NamedNode, entity: NamedNode, change: NamedNode
 
 def _dropped_column_tags(g: Graph, event: NamedNode, change: NamedNode, path: str, old: Any, dropped: set[str], *,
                          fqn: str | None) -> None:
-    """A dropped column's tags go with it: for each dropped column (the last element with its key)
-    that has a name and tags, a field change ``columns.NAME.tags`` listed as fieldsDeleted
-    (``{change}`` kind and index, then the column's index: ``{event}/change/dropped/{kind}-{i}-{j}``)
-    removes them, so that no state or tag query keeps PII on a column that no longer exists."""
+    """A dropped column's tags go with it, and so do its nested columns' tags: for each dropped column
+    (the last element with its key) and each of its nested columns (``column_tags``) that has a name
+    and tags, a field change ``columns.NAME.tags`` (``columns.A.B.tags``) listed as fieldsDeleted
+    (``{change}`` kind and index, then the column's index and its nested columns' indexes:
+    ``{event}/change/dropped/{kind}-{i}-{j}[-{k}…]``) removes them, so that no state or tag query keeps
+    PII on a column that no longer exists."""
     items = [old] if isinstance(old, dict) else old if isinstance(old, list) else []
     last = {}
     for j, item in enumerate(items):
@@ -328,17 +340,15 @@ def _dropped_column_tags(g: Graph, event: NamedNode, change: NamedNode, path: st
             last[key] = j
     source = change.value.rsplit("/change/", 1)[1].replace("/", "-")
     for j in sorted(last.values()):
-        column = items[j]
-        name, tags = column.get("name"), column.get("tags")
-        if not isinstance(name, str) or not name or not isinstance(tags, list) or not tags:
-            continue
-        field = f"columns.{_quoted(name)}.tags"
-        dropped_change = field_change(g, event, "dropped", f"{source}-{j}", field, old=tags)
-        _about_column(g, dropped_change, field, fqn)
-        members = _members(g, "tags", f"{path}[{j}].tags", tags, fqn)
-        for cls, removed in (("Tag", "om-event:removedTag"), ("GlossaryTerm", "om-event:removedGlossaryTerm")):
-            member_changes(g, dropped_change, old={k: n for k, (c, n) in members.items() if c == cls}, new={},
-                           added="", removed=removed)
+        for field, at, index, tags in column_tags([(f"{path}[{j}]", "", str(j), items[j])]):
+            if not isinstance(tags, list) or not tags:
+                continue
+            dropped_change = field_change(g, event, "dropped", f"{source}-{index}", field, old=tags)
+            _about_column(g, dropped_change, field, fqn)
+            members = _members(g, "tags", at, tags, fqn)
+            for cls, removed in (("Tag", "om-event:removedTag"), ("GlossaryTerm", "om-event:removedGlossaryTerm")):
+                member_changes(g, dropped_change, old={k: n for k, (c, n) in members.items() if c == cls}, new={},
+                               added="", removed=removed)
 
 
 def _column_key(item: Any, fqn: str | None) -> str | None:

@@ -490,7 +490,8 @@ def _change_entries(cd: Column, initial: Column) -> Column:
                   f=lambda c: struct_of(c["it"], ("name", "oldValue", "newValue")))
 
 
-_LEVEL = "struct<path:string,prefix:string,c:variant>"
+#: a column on a level of the walk over columns and their nested columns, its fields read once
+_NAMED = "struct<path:string,idx:string,on:boolean,local:string,tags:variant,children:variant>"
 
 
 def _quoted(name: Column) -> Column:
@@ -510,25 +511,11 @@ def _initial_entries(state: Column, created: Column, cd: Column) -> Column:
     def candidate(name: Column, path: Column, value: Column) -> Column:
         return F.struct(name.alias("name"), path.alias("path"), value.alias("value"))
 
-    def named(x: Column) -> Column:  # a level's element with its name, local name and tags read once
-        return let({"f": struct_of(x["c"], ("name", "tags", "children"))}, lambda b: let(
-            {"name": string_of(b["f"]["name"], kind_of(b["f"]["name"]))}, lambda n: F.struct(
-                x["path"].alias("path"), truthy(n["name"]).alias("on"), b["f"]["tags"].alias("tags"),
-                b["f"]["children"].alias("children"),
-                F.concat(x["prefix"], _quoted(n["name"])).alias("local"))))
-
-    level = F.coalesce(F.transform(items(top["columns"]), lambda c, j: F.struct(
-        F.concat(F.lit("entity.columns["), j.cast("string"), F.lit("]")).alias("path"), F.lit("").alias("prefix"),
-        c.alias("c"))), F.array().cast(f"array<{_LEVEL}>"))
-    parts = [F.array(*[candidate(F.lit(f), F.lit(f"entity.{f}"), top[f]) for f in INITIAL_FIELDS])]
-    for depth in range(COLUMN_LEVELS):
-        on = F.filter(F.transform(level, named), lambda x: x["on"])
-        parts.append(F.transform(on, lambda x: candidate(
-            F.concat(F.lit("columns."), x["local"], F.lit(".tags")), F.concat(x["path"], F.lit(".tags")), x["tags"])))
-        if depth + 1 < COLUMN_LEVELS:
-            level = F.flatten(F.transform(on, lambda x: F.coalesce(F.transform(items(x["children"]), lambda c, k: F.struct(
-                F.concat(x["path"], F.lit(".children["), k.cast("string"), F.lit("]")).alias("path"),
-                F.concat(x["local"], F.lit(".")).alias("prefix"), c.alias("c"))), F.array().cast(f"array<{_LEVEL}>"))))
+    level = F.coalesce(F.transform(items(top["columns"]), lambda c, j: _named_column(
+        F.concat(F.lit("entity.columns["), j.cast("string"), F.lit("]")), F.lit(""), j.cast("string"), c)),
+        F.array().cast(f"array<{_NAMED}>"))
+    parts = [F.array(*[candidate(F.lit(f), F.lit(f"entity.{f}"), top[f]) for f in INITIAL_FIELDS]),
+             F.transform(_column_tags(level), lambda t: candidate(t["name"], t["path"], t["value"]))]
     described = F.filter(F.concat(*[F.coalesce(F.transform(items(cd[key]), lambda x: let(
         {"n": struct_of(x, ("name",))["name"]}, lambda b: string_of(b["n"], kind_of(b["n"])))),
         F.array().cast("array<string>")) for key in ("fieldsAdded", "fieldsUpdated")]), lambda n: n.isNotNull())
@@ -538,6 +525,33 @@ def _initial_entries(state: Column, created: Column, cd: Column) -> Column:
         F.lit("initial").alias("k"), c["path"].alias("key"), i.alias("i"),
         F.to_variant_object(F.struct(c["name"].alias("name"), c["value"].alias("newValue"))).alias("it")))
     return F.when(created & (kind_of(state) == "object"), entries).otherwise(empty)
+
+
+def _named_column(path: Column, prefix: Column, idx: Column, c: Column) -> Column:
+    """The column ``c`` (a variant) as an element of a level of the walk (_NAMED): its path in the
+    event, index, whether it has a name, its name as its field changes name it, tags and children."""
+    return let({"f": struct_of(c, ("name", "tags", "children"))}, lambda b: let(
+        {"name": string_of(b["f"]["name"], kind_of(b["f"]["name"]))}, lambda n: F.struct(
+            path.alias("path"), idx.alias("idx"), truthy(n["name"]).alias("on"),
+            F.concat(prefix, _quoted(n["name"])).alias("local"), b["f"]["tags"].alias("tags"),
+            b["f"]["children"].alias("children"))))
+
+
+def _column_tags(level: Column) -> Column:
+    """openmetadata.column_tags: from a level of columns (_NAMED), each named column's tags and then
+    its nested columns' (``children``), level by level: struct<name (``columns.A.B.tags``), path (in
+    the event), idx (``j-k-…``), value (the tags, any JSON value)>."""
+    parts = []
+    for depth in range(COLUMN_LEVELS):
+        on = F.filter(level, lambda x: x["on"])
+        parts.append(F.transform(on, lambda x: F.struct(
+            F.concat(F.lit("columns."), x["local"], F.lit(".tags")).alias("name"),
+            F.concat(x["path"], F.lit(".tags")).alias("path"), x["idx"].alias("idx"), x["tags"].alias("value"))))
+        if depth + 1 < COLUMN_LEVELS:
+            level = F.flatten(F.transform(on, lambda x: F.coalesce(F.transform(items(x["children"]), lambda c, k: _named_column(
+                F.concat(x["path"], F.lit(".children["), k.cast("string"), F.lit("]")), F.concat(x["local"], F.lit(".")),
+                F.concat(x["idx"], F.lit("-"), k.cast("string")), c)), F.array().cast(f"array<{_NAMED}>"))))
+    return F.concat(*parts)
 
 
 def _change_values(changes: Column) -> Column:
@@ -563,7 +577,9 @@ def _change_values(changes: Column) -> Column:
 
 
 MEMBER_FIELDS = ("tagFQN", "source", "name", "type", "fullyQualifiedName", "tags")
-_MEMBER = ("struct<side:string,i:int,obj:boolean,f:struct<" + ",".join(f"{n}:variant" for n in MEMBER_FIELDS)
+#: what is read of a member: its fields, and a column's nested columns (for the tags a dropped one takes)
+_MEMBER_READ = MEMBER_FIELDS + ("children",)
+_MEMBER = ("struct<side:string,i:int,obj:boolean,f:struct<" + ",".join(f"{n}:variant" for n in _MEMBER_READ)
            + ">,json:string>")
 
 
@@ -578,7 +594,7 @@ def _change_members(changes: Column, fqn: Column) -> Column:
         def tagged(side: str, value: Column, k: Column) -> Column:
             return F.transform(elements(value, k), lambda x, i: F.struct(
                 F.lit(side).alias("side"), i.alias("i"), (kind_of(x) == "object").alias("obj"),
-                struct_of(x, MEMBER_FIELDS).alias("f"), F.when(c["handler"] == "columns", F.to_json(x)).alias("json")))
+                struct_of(x, _MEMBER_READ).alias("f"), F.when(c["handler"] == "columns", F.to_json(x)).alias("json")))
 
         empty = F.array().cast(f"array<{_MEMBER}>")
         return F.when(c["handler"].isin("tags", "owners", "columns"), F.concat(
@@ -592,21 +608,30 @@ def _change_members(changes: Column, fqn: Column) -> Column:
 
 
 def _dropped(c: Column, fqn: Column) -> Column:
-    """openmetadata._dropped_column_tags: the old columns (winners) not among the new ones, with a name
-    and tags: struct<j (index in the old value), name, tags, members (of the tags), win>."""
+    """openmetadata._dropped_column_tags: the old columns (winners) not among the new ones, with a name,
+    and their nested columns (_column_tags), those with tags: struct<at (path of the tags below the
+    old value), idx (``j-k-…``), name (``columns.A.B.tags``), tags, members (of the tags), win>."""
     gone = F.filter(c["win"], lambda m: (m["side"] == "old") & ~F.exists(
-        c["win"], lambda o: (o["side"] == "new") & (o["key"] == m["key"])) & truthy(m["name"])
-        & (m["k_tags"] == "array") & (F.size(items(m["tags"])) > 0))
+        c["win"], lambda o: (o["side"] == "new") & (o["key"] == m["key"])) & truthy(m["name"]))
 
-    def tags(m: Column) -> Column:
-        elements = F.transform(items(m["tags"]), lambda x, t: F.struct(
-            F.lit("old").alias("side"), t.alias("i"), (kind_of(x) == "object").alias("obj"),
-            struct_of(x, MEMBER_FIELDS).alias("f"), F.lit(None).cast("string").alias("json")))
+    def walk(m: Column) -> Column:
+        return _column_tags(F.array(F.struct(
+            F.concat(F.lit("["), m["i"].cast("string"), F.lit("]")).alias("path"), m["i"].cast("string").alias("idx"),
+            F.lit(True).alias("on"), _quoted(m["name"]).alias("local"), m["tags"].alias("tags"),
+            m["children"].alias("children"))))
+
+    found = F.filter(F.flatten(F.transform(gone, walk)),
+                     lambda t: (kind_of(t["value"]) == "array") & (F.size(items(t["value"])) > 0))
+
+    def tags(t: Column) -> Column:
+        elements = F.transform(items(t["value"]), lambda x, i: F.struct(
+            F.lit("old").alias("side"), i.alias("i"), (kind_of(x) == "object").alias("obj"),
+            struct_of(x, _MEMBER_READ).alias("f"), F.lit(None).cast("string").alias("json")))
         return let({"ms": _members(F.lit("tags"), elements, fqn)}, lambda b: F.struct(
-            m["i"].alias("j"), m["name"].alias("name"), m["tags"].alias("tags"), b["ms"].alias("members"),
-            _winners(b["ms"]).alias("win")))
+            t["path"].alias("at"), t["idx"].alias("idx"), t["name"].alias("name"), t["value"].alias("tags"),
+            b["ms"].alias("members"), _winners(b["ms"]).alias("win")))
 
-    return F.when(c["handler"] == "columns", F.transform(gone, tags))
+    return F.when(c["handler"] == "columns", F.transform(found, tags))
 
 
 def _members(handler: Column, members: Column, fqn: Column) -> Column:
@@ -643,7 +668,7 @@ def _winners(members: Column) -> Column:
         lambda o: o["on"] & (o["side"] == m["side"]) & (o["key"] == m["key"]))), lambda m: F.struct(
         m["side"].alias("side"), m["key"].alias("key"), m["cls"].alias("cls"), m["node"].alias("node"),
         m["json"].alias("json"), m["i"].alias("i"), m["s_name"].alias("name"), m["f"]["tags"].alias("tags"),
-        m["k_tags"].alias("k_tags"))))
+        m["f"]["children"].alias("children"))))
 
 
 def _keyed(key: str):
@@ -661,7 +686,7 @@ def _change_error(c: Column) -> Column:
         _run_checks(ck, c["run"], at(path, ".newValue"))
     ck.error(first_error(F.transform(c["members"], lambda m: _member_error(c["handler"], m, path, initial))))
     ck.error(first_error(F.transform(c["dropped"], lambda d: first_error(F.transform(d["members"], lambda m: _member_error(
-        F.lit("tags"), m, F.concat(path, F.lit(".oldValue["), d["j"].cast("string"), F.lit("].tags")), F.lit(True)))))))
+        F.lit("tags"), m, F.concat(path, F.lit(".oldValue"), d["at"]), F.lit(True)))))))
     return ck.column()
 
 
@@ -712,8 +737,8 @@ def _change_triples(c: Column, event: Column, entity: Column, fqn: Column) -> Co
         return let({"old": old, "new": new}, lambda s: _member_changes(c["handler"], change, s["old"], s["new"]))
 
     def dropped(d: Column) -> Column:  # openmetadata._dropped_column_tags
-        index = F.concat(c["k"], F.lit("-"), c["i"].cast("string"), F.lit("-"), d["j"].cast("string"))
-        name = F.concat(F.lit("columns."), _quoted(d["name"]), F.lit(".tags"))
+        index = F.concat(c["k"], F.lit("-"), c["i"].cast("string"), F.lit("-"), d["idx"])
+        name = d["name"]
         node = iri(change_node(event, "dropped", index))
         return cat(F.array(*field_change_triples(event, "dropped", name, index=index,
                                                  old=value_literal(d["tags"], F.lit("array")))),

@@ -2512,6 +2512,10 @@ def test_a_dropped_struct_column_takes_its_nested_columns_values_with_it(tmp_pat
 
     assert fields("0.2") == ["columns", "columns.addr.street.description", "columns.addr.zip.tags"]
     assert fields("0.3") == ["columns"]
+    # ut26 R2: and the tag a nested column took with it is removed, by whom and when
+    tags = run_query(store, get_query("tag-changes"), {"tag": "PII.Sensitive"}).dicts()
+    assert [(r["action"].value, r["field"].value, r["user"].value) for r in tags] == [
+        ("added", "columns.addr.zip.tags", "ingestion-bot"), ("removed", "columns.addr.zip.tags", "bob")]
 
 
 def test_a_name_reused_after_a_rename_names_the_entity_that_holds_it_now(tmp_path):

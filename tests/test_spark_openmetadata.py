@@ -155,6 +155,16 @@ HOSTILE: list = [
               "newValue": json.dumps([{"name": "keep", "tags": _tags("K2")}])}),
     _with(BASE, changeDescription={"fieldsDeleted": [{"name": "columns", "oldValue": [{"name": "c", "tags": [
         {"tagFQN": 3}]}]}]}),
+    # ... and so do its nested columns' tags, down to three levels (openmetadata.column_tags)
+    _changes({"name": "columns", "oldValue": json.dumps([{"name": "keep"}, {"name": "addr", "children": [
+        {"name": "zip", "tags": _tags("PII.Sensitive")}, {"name": "", "tags": _tags("nameless"), "children": [
+            {"name": "under.nameless", "tags": _tags("skipped")}]}, 7,
+        {"name": "geo", "tags": "no list", "children": [{"name": "l.at", "tags": _tags("G.Lat", source="Glossary"),
+                                                          "children": [{"name": "d3", "tags": _tags("D3"), "children": [
+                                                              {"name": "d4", "tags": _tags("too.deep")}]}]}]}]}]),
+              "newValue": json.dumps([{"name": "keep"}])}),
+    _with(BASE, changeDescription={"fieldsDeleted": [{"name": "columns", "oldValue": [{"name": "c", "children": [
+        {"name": "ok", "tags": _tags("fine")}, {"name": "bad", "tags": [{"tagFQN": 3}]}]}]}]}),
     _with(BASE, changeDescription={"fieldsDeleted": [{"name": "columns", "oldValue": [{"name": "c", "tags": [
         {"tagFQN": "a\tb"}]}]}]}),
     _with(BASE, changeDescription={"fieldsDeleted": [{"name": "columns", "oldValue": [{"name": "c", "tags": "PII"}]}],
