@@ -208,12 +208,12 @@ def _quoted(name: str) -> str:
     return f'"{name}"' if "." in name else name
 
 
-def column_tags(level: list[tuple[str, str, str, Any]]) -> list[tuple[str, str, str, Any]]:
-    """(field name, path in the event, index, tags) of each column of ``level`` (path, prefix of its
+def _walk_columns(level: list[tuple[str, str, str, Any]]) -> list[tuple[str, str, str, dict]]:
+    """(local name, path in the event, index, column) of each column of ``level`` (path, prefix of its
     name, index, column) and of its nested columns (``children``, down to ``COLUMN_LEVELS`` levels in
-    all), level by level: ``columns.NAME.tags``, ``columns.A.B.tags`` for a nested one, a name with a
-    dot in double quotes; a nested column's index is its parent's, ``-``, its own. A column without
-    a name is skipped with its nested columns. The tags are as found (any JSON value)."""
+    all), level by level. The local name is as OpenMetadata names the column in a field change
+    (``A.B`` for a nested one, a name with a dot in double quotes); a nested column's index is its
+    parent's, ``-``, its own. A column without a name is skipped with its nested columns."""
     found = []
     for _ in range(COLUMN_LEVELS):
         below = []
@@ -222,7 +222,7 @@ def column_tags(level: list[tuple[str, str, str, Any]]) -> list[tuple[str, str, 
             if not isinstance(name, str) or not name:
                 continue
             local = prefix + _quoted(name)
-            found.append((f"columns.{local}.tags", f"{path}.tags", index, column.get("tags")))
+            found.append((local, path, index, column))
             children = column.get("children")
             below += [(f"{path}.children[{k}]", local + ".", f"{index}-{k}", child)
                       for k, child in enumerate(children if isinstance(children, list) else [])]
@@ -230,16 +230,27 @@ def column_tags(level: list[tuple[str, str, str, Any]]) -> list[tuple[str, str, 
     return found
 
 
+def column_tags(level: list[tuple[str, str, str, Any]]) -> list[tuple[str, str, str, Any]]:
+    """(field name, path in the event, index, tags) of each column of ``level`` and of its nested
+    columns (``_walk_columns``): ``columns.NAME.tags``, ``columns.A.B.tags``. The tags are as found
+    (any JSON value)."""
+    return [(f"columns.{local}.tags", f"{path}.tags", index, column.get("tags"))
+            for local, path, index, column in _walk_columns(level)]
+
+
 def initial_fields(state: Any) -> list[tuple[str, str, list]]:
     """(field name, path in the event, value) of what a creation set: the entity's tags, owners,
-    domains and columns, then the tags of each column and nested column (``column_tags``); each only
-    when a non-empty list."""
+    domains and columns, then the tags of each column and nested column (``column_tags``), then the
+    nested columns of each struct column (``columns.A``, ``columns.A.B``: its ``children``, as
+    OpenMetadata names their changes); each only when a non-empty list."""
     if not isinstance(state, dict):
         return []
     fields = [(name, f"entity.{name}", state.get(name)) for name in INITIAL_FIELDS]
     columns = state.get("columns")
-    fields += [(name, path, tags) for name, path, _, tags in column_tags(
-        [(f"entity.columns[{j}]", "", str(j), c) for j, c in enumerate(columns if isinstance(columns, list) else [])])]
+    walked = _walk_columns([(f"entity.columns[{j}]", "", str(j), c)
+                            for j, c in enumerate(columns if isinstance(columns, list) else [])])
+    fields += [(f"columns.{local}.tags", f"{path}.tags", column.get("tags")) for local, path, _, column in walked]
+    fields += [(f"columns.{local}", f"{path}.children", column.get("children")) for local, path, _, column in walked]
     return [(name, path, value) for name, path, value in fields if isinstance(value, list) and value]
 
 
@@ -264,16 +275,30 @@ def _initial_values(g: Graph, event: NamedNode, entity: NamedNode, state: Any, d
 COLUMN_FIELD = r'columns\.(.+)\.([^."]+)'
 
 
-def _about_column(g: Graph, change: NamedNode, name: str, fqn: str | None) -> None:
-    """A change of a column's own field (``columns.NAME.tags``, ``columns.A.B.description``) points
-    to the column node, ``{entity FQN}.NAME`` as OpenMetadata names it (om-event:aboutColumn), so
-    that `describe` and `resolve` find a column known only from such changes. A name that cannot
-    become an IRI leaves the change unlinked rather than the event quarantined: the field change
-    itself is mapped either way."""
+def nested_columns(name: str) -> str | None:
+    """The struct column whose nested columns (``children``) a change named ``name`` changes, as
+    OpenMetadata names such a change: ``columns.PATH`` (``columns.addr``, ``columns.addr.geo``,
+    ``columns."a.b"``) where the last name is none of a column's own fields (``columns.addr.tags``
+    is addr's tags); None for any other name."""
+    if not name.startswith("columns.") or len(name) == len("columns."):
+        return None
     match = re.fullmatch(COLUMN_FIELD, name, re.S)
-    if not fqn or match is None:
+    if match is not None and match.group(2) in rules()["openmetadataColumnFields"]:
+        return None
+    return name[len("columns."):]
+
+
+def _about_column(g: Graph, change: NamedNode, name: str, fqn: str | None) -> None:
+    """A change of a column's own field (``columns.NAME.tags``, ``columns.A.B.description``), or of a
+    struct column's nested columns (``columns.addr``), points to the column node, ``{entity
+    FQN}.NAME`` as OpenMetadata names it (om-event:aboutColumn), so that `describe` and `resolve` find
+    a column known only from such changes. A name that cannot become an IRI leaves the change
+    unlinked rather than the event quarantined: the field change itself is mapped either way."""
+    nested = nested_columns(name)
+    match = re.fullmatch(COLUMN_FIELD, name, re.S)
+    if not fqn or (match is None and nested is None):
         return
-    col_fqn = f"{fqn}.{match.group(1)}"
+    col_fqn = f"{fqn}.{nested if nested is not None else match.group(1)}"
     try:
         node = om_named("column", col_fqn)
     except terms.BadIdentifier:
@@ -282,10 +307,12 @@ def _about_column(g: Graph, change: NamedNode, name: str, fqn: str | None) -> No
 
 
 def _field_value(name: str, item: dict, key: str) -> Any:
-    """FieldChange values are untyped; JSON-encoded lists of known fields are decoded."""
+    """FieldChange values are untyped; JSON-encoded lists of known fields (and of a struct column's
+    nested columns) are decoded."""
     value = item.get(key)
     last = name.rsplit(".", 1)[-1]
-    if isinstance(value, str) and value[:1] in "[{" and last in rules()["openmetadataJsonFields"]:
+    if isinstance(value, str) and value[:1] in "[{" and (
+            last in rules()["openmetadataJsonFields"] or nested_columns(name) is not None):
         try:
             return loads_strict(value, what=key)
         except Rejected:
@@ -295,15 +322,18 @@ def _field_value(name: str, item: dict, key: str) -> Any:
 
 def _structured(g: Graph, event: NamedNode, entity: NamedNode, change: NamedNode, path: str, name: str,
                 kind: str, old: Any, new: Any, *, fqn: str | None, new_path: str | None = None) -> None:
-    handler = rules()["openmetadataStructuredFields"].get(name.rsplit(".", 1)[-1])
+    # a struct column's nested columns are columns, keyed below it (``{fqn}.addr.NAME``)
+    nested = nested_columns(name)
+    handler = "columns" if nested is not None else rules()["openmetadataStructuredFields"].get(name.rsplit(".", 1)[-1])
     if handler is None:
         return
+    keys_fqn = f"{fqn}.{nested}" if fqn and nested is not None else fqn
     if handler == "pipeline-status":
         if isinstance(new, dict):
             _pipeline_run(g, entity, f"{path}.newValue", new)
         return
-    before = _members(g, handler, f"{path}.oldValue", old, fqn) if kind != "added" else {}
-    after = _members(g, handler, new_path or f"{path}.newValue", new, fqn) if kind != "deleted" else {}
+    before = _members(g, handler, f"{path}.oldValue", old, keys_fqn) if kind != "added" else {}
+    after = _members(g, handler, new_path or f"{path}.newValue", new, keys_fqn) if kind != "deleted" else {}
     if handler == "tags":
         for cls, added, removed in (("Tag", "om-event:addedTag", "om-event:removedTag"),
                                     ("GlossaryTerm", "om-event:addedGlossaryTerm", "om-event:removedGlossaryTerm")):
@@ -321,26 +351,30 @@ def _structured(g: Graph, event: NamedNode, entity: NamedNode, change: NamedNode
         for k in sorted(old_nodes.keys() & new_nodes.keys()):
             if before[k][0] != after[k][0]:
                 g.add(change, om("changedSchemaField"), new_nodes[k])
-        _dropped_column_tags(g, event, change, f"{path}.oldValue", old, set(old_nodes) - set(new_nodes), fqn=fqn)
+        _dropped_column_tags(g, event, change, f"{path}.oldValue", old, set(old_nodes) - set(new_nodes), fqn=fqn,
+                             nested=nested)
 
 
 def _dropped_column_tags(g: Graph, event: NamedNode, change: NamedNode, path: str, old: Any, dropped: set[str], *,
-                         fqn: str | None) -> None:
+                         fqn: str | None, nested: str | None = None) -> None:
     """A dropped column's tags go with it, and so do its nested columns' tags: for each dropped column
     (the last element with its key) and each of its nested columns (``column_tags``) that has a name
     and tags, a field change ``columns.NAME.tags`` (``columns.A.B.tags``) listed as fieldsDeleted
     (``{change}`` kind and index, then the column's index and its nested columns' indexes:
     ``{event}/change/dropped/{kind}-{i}-{j}[-{k}…]``) removes them, so that no state or tag query keeps
-    PII on a column that no longer exists."""
+    PII on a column that no longer exists. Nested columns dropped from a struct column that stays
+    (``nested``, the change ``columns.addr``) are named below it: ``columns.addr.zip.tags``."""
     items = [old] if isinstance(old, dict) else old if isinstance(old, list) else []
+    keys_fqn = f"{fqn}.{nested}" if fqn and nested is not None else fqn
+    prefix = f"{nested}." if nested is not None else ""
     last = {}
     for j, item in enumerate(items):
-        key = _column_key(item, fqn)
+        key = _column_key(item, keys_fqn)
         if key in dropped:
             last[key] = j
     source = change.value.rsplit("/change/", 1)[1].replace("/", "-")
     for j in sorted(last.values()):
-        for field, at, index, tags in column_tags([(f"{path}[{j}]", "", str(j), items[j])]):
+        for field, at, index, tags in column_tags([(f"{path}[{j}]", prefix, str(j), items[j])]):
             if not isinstance(tags, list) or not tags:
                 continue
             dropped_change = field_change(g, event, "dropped", f"{source}-{index}", field, old=tags)

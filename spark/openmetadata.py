@@ -475,6 +475,7 @@ def _lineage_triples(e: dict, event: Column, removed: Column) -> Column:
 
 _HANDLERS = rules()["openmetadataStructuredFields"]
 _JSON_FIELDS = rules()["openmetadataJsonFields"]
+_COLUMN_FIELDS = rules()["openmetadataColumnFields"]
 ENTRY = "struct<k:string,key:string,i:int,it:variant>"
 
 
@@ -514,8 +515,12 @@ def _initial_entries(state: Column, created: Column, cd: Column) -> Column:
     level = F.coalesce(F.transform(items(top["columns"]), lambda c, j: _named_column(
         F.concat(F.lit("entity.columns["), j.cast("string"), F.lit("]")), F.lit(""), j.cast("string"), c)),
         F.array().cast(f"array<{_NAMED}>"))
-    parts = [F.array(*[candidate(F.lit(f), F.lit(f"entity.{f}"), top[f]) for f in INITIAL_FIELDS]),
-             F.transform(_column_tags(level), lambda t: candidate(t["name"], t["path"], t["value"]))]
+    walked = let({"w": _walk_columns(level)}, lambda b: F.concat(
+        F.transform(b["w"], lambda x: candidate(F.concat(F.lit("columns."), x["local"], F.lit(".tags")),
+                                                F.concat(x["path"], F.lit(".tags")), x["tags"])),
+        F.transform(b["w"], lambda x: candidate(F.concat(F.lit("columns."), x["local"]),
+                                                F.concat(x["path"], F.lit(".children")), x["children"]))))
+    parts = [F.array(*[candidate(F.lit(f), F.lit(f"entity.{f}"), top[f]) for f in INITIAL_FIELDS]), walked]
     described = F.filter(F.concat(*[F.coalesce(F.transform(items(cd[key]), lambda x: let(
         {"n": struct_of(x, ("name",))["name"]}, lambda b: string_of(b["n"], kind_of(b["n"])))),
         F.array().cast("array<string>")) for key in ("fieldsAdded", "fieldsUpdated")]), lambda n: n.isNotNull())
@@ -537,16 +542,13 @@ def _named_column(path: Column, prefix: Column, idx: Column, c: Column) -> Colum
             b["f"]["children"].alias("children"))))
 
 
-def _column_tags(level: Column) -> Column:
-    """openmetadata.column_tags: from a level of columns (_NAMED), each named column's tags and then
-    its nested columns' (``children``), level by level: struct<name (``columns.A.B.tags``), path (in
-    the event), idx (``j-k-…``), value (the tags, any JSON value)>."""
+def _walk_columns(level: Column) -> Column:
+    """openmetadata._walk_columns: from a level of columns (_NAMED), each named column and then its
+    nested columns (``children``), level by level, as _NAMED elements."""
     parts = []
     for depth in range(COLUMN_LEVELS):
         on = F.filter(level, lambda x: x["on"])
-        parts.append(F.transform(on, lambda x: F.struct(
-            F.concat(F.lit("columns."), x["local"], F.lit(".tags")).alias("name"),
-            F.concat(x["path"], F.lit(".tags")).alias("path"), x["idx"].alias("idx"), x["tags"].alias("value"))))
+        parts.append(on)
         if depth + 1 < COLUMN_LEVELS:
             level = F.flatten(F.transform(on, lambda x: F.coalesce(F.transform(items(x["children"]), lambda c, k: _named_column(
                 F.concat(x["path"], F.lit(".children["), k.cast("string"), F.lit("]")), F.concat(x["local"], F.lit(".")),
@@ -554,26 +556,47 @@ def _column_tags(level: Column) -> Column:
     return F.concat(*parts)
 
 
+def _column_tags(level: Column) -> Column:
+    """openmetadata.column_tags: each walked column's tags (_walk_columns): struct<name
+    (``columns.A.B.tags``), path (in the event), idx (``j-k-…``), value (the tags, any JSON value)>."""
+    return F.transform(_walk_columns(level), lambda x: F.struct(
+        F.concat(F.lit("columns."), x["local"], F.lit(".tags")).alias("name"),
+        F.concat(x["path"], F.lit(".tags")).alias("path"), x["idx"].alias("idx"), x["tags"].alias("value")))
+
+
+def _nested_columns(name: Column) -> Column:
+    """openmetadata.nested_columns: PATH of a change named ``columns.PATH`` that changes the struct
+    column PATH's nested columns (its last name none of a column's own fields); else null."""
+    own = name.rlike(_COLUMN_FIELD) & F.array_contains(F.array(*[F.lit(f) for f in _COLUMN_FIELDS]),
+                                                       F.regexp_extract(name, _COLUMN_FIELD, 2))
+    return F.when(name.startswith("columns.") & (F.length(name) > len("columns.")) & ~own,
+                  F.substring(name, len("columns.") + 1, 2**31 - 1))
+
+
 def _change_values(changes: Column) -> Column:
-    """+ k_name, name, handler, and the old and new values (JSON text of the known JSON-valued
-    fields decoded strictly, openmetadata._field_value), with their kinds."""
+    """+ k_name, name, nested (openmetadata.nested_columns), handler, and the old and new values (JSON
+    text of the known JSON-valued fields and of nested columns decoded strictly,
+    openmetadata._field_value), with their kinds."""
     json_fields = F.array(*[F.lit(f) for f in _JSON_FIELDS])
 
     def decoded(c: Column, which: str) -> Column:
         x = c["f"][which]
 
         def body(z):
-            last = F.substring_index(F.coalesce(string_of(c["f"]["name"], kind_of(c["f"]["name"])), F.lit("")), ".", -1)
-            decode = (z["k"] == "string") & F.substring(z["t"], 1, 1).isin("[", "{") & F.array_contains(json_fields, last)
+            last = F.substring_index(F.coalesce(c["name"], F.lit("")), ".", -1)
+            decode = ((z["k"] == "string") & F.substring(z["t"], 1, 1).isin("[", "{")
+                      & (F.array_contains(json_fields, last) | c["nested"].isNotNull()))
             return F.coalesce(F.when(decode, strict_json(z["t"]))["v"], z["x"])
 
         return let({"x": x, "k": kind_of(x), "t": F.when(kind_of(x) == "string", x.cast("string"))}, body)
 
-    first = extend(changes, k_name=lambda c: kind_of(c["f"]["name"]), old=lambda c: decoded(c, "oldValue"),
-                   new=lambda c: decoded(c, "newValue"))
-    return extend(extend(first, name=lambda c: string_of(c["f"]["name"], c["k_name"]),
-                         k_old=lambda c: kind_of(c["old"]), k_new=lambda c: kind_of(c["new"])),
-                  handler=lambda c: F.try_element_at(table(_HANDLERS), F.substring_index(c["name"], ".", -1)))
+    named = extend(extend(changes, k_name=lambda c: kind_of(c["f"]["name"])),
+                   name=lambda c: string_of(c["f"]["name"], c["k_name"]))
+    values = extend(extend(named, nested=lambda c: _nested_columns(c["name"])),
+                    old=lambda c: decoded(c, "oldValue"), new=lambda c: decoded(c, "newValue"),
+                    handler=lambda c: F.when(c["nested"].isNotNull(), F.lit("columns")).otherwise(
+                        F.try_element_at(table(_HANDLERS), F.substring_index(c["name"], ".", -1))))
+    return extend(values, k_old=lambda c: kind_of(c["old"]), k_new=lambda c: kind_of(c["new"]))
 
 
 MEMBER_FIELDS = ("tagFQN", "source", "name", "type", "fullyQualifiedName", "tags")
@@ -603,21 +626,25 @@ def _change_members(changes: Column, fqn: Column) -> Column:
 
     with_sides = extend(changes, members=sides, run=lambda c: F.when(
         (c["handler"] == "pipeline-status") & (c["k_new"] == "object"), _run_fields(c["new"])))
-    with_members = F.transform(with_sides, lambda c: c.withField("members", _members(c["handler"], c["members"], fqn)))
+    # a struct column's nested columns are keyed below it (openmetadata._structured)
+    with_members = F.transform(with_sides, lambda c: c.withField("members", _members(c["handler"], c["members"], F.when(
+        c["nested"].isNotNull() & truthy(fqn), F.concat(fqn, F.lit("."), c["nested"])).otherwise(fqn))))
     return extend(extend(with_members, win=lambda c: _winners(c["members"])), dropped=lambda c: _dropped(c, fqn))
 
 
 def _dropped(c: Column, fqn: Column) -> Column:
     """openmetadata._dropped_column_tags: the old columns (winners) not among the new ones, with a name,
     and their nested columns (_column_tags), those with tags: struct<at (path of the tags below the
-    old value), idx (``j-k-…``), name (``columns.A.B.tags``), tags, members (of the tags), win>."""
+    old value), idx (``j-k-…``), name (``columns.A.B.tags``), tags, members (of the tags), win>. The
+    names of columns dropped from a struct column (the change ``columns.addr``) start with its path."""
+    prefix = F.coalesce(F.concat(c["nested"], F.lit(".")), F.lit(""))
     gone = F.filter(c["win"], lambda m: (m["side"] == "old") & ~F.exists(
         c["win"], lambda o: (o["side"] == "new") & (o["key"] == m["key"])) & truthy(m["name"]))
 
     def walk(m: Column) -> Column:
         return _column_tags(F.array(F.struct(
             F.concat(F.lit("["), m["i"].cast("string"), F.lit("]")).alias("path"), m["i"].cast("string").alias("idx"),
-            F.lit(True).alias("on"), _quoted(m["name"]).alias("local"), m["tags"].alias("tags"),
+            F.lit(True).alias("on"), F.concat(prefix, _quoted(m["name"])).alias("local"), m["tags"].alias("tags"),
             m["children"].alias("children"))))
 
     found = F.filter(F.flatten(F.transform(gone, walk)),
@@ -716,11 +743,13 @@ def _member_error(handler: Column, m: Column, path: Column, initial: Column) -> 
 _COLUMN_FIELD = "(?s)^" + COLUMN_FIELD + r"\z"
 
 
-def _about_column(change: Column, name: Column, fqn: Column) -> Column:
-    """openmetadata._about_column: a column field's change → the column node (null: not linked)."""
-    col_fqn = F.concat(fqn, F.lit("."), F.regexp_extract(name, _COLUMN_FIELD, 1))
+def _about_column(change: Column, name: Column, fqn: Column, nested: Column | None = None) -> Column:
+    """openmetadata._about_column: a column field's change, or a struct column's nested columns'
+    (``nested``: _nested_columns of the name), → the column node (null: not linked)."""
+    nested = _nested_columns(name) if nested is None else nested
+    col_fqn = F.concat(fqn, F.lit("."), F.coalesce(nested, F.regexp_extract(name, _COLUMN_FIELD, 1)))
     node = iri(_column_node(col_fqn))
-    return F.when(truthy(fqn) & name.rlike(_COLUMN_FIELD) & ~bad_identifier(col_fqn), F.array(
+    return F.when(truthy(fqn) & (nested.isNotNull() | name.rlike(_COLUMN_FIELD)) & ~bad_identifier(col_fqn), F.array(
         triple(change, om("aboutColumn"), node), *entity_triples(node, fqn=col_fqn, cls="Column")))
 
 
@@ -748,7 +777,7 @@ def _change_triples(c: Column, event: Column, entity: Column, fqn: Column) -> Co
                                    F.filter(d["win"], lambda m: F.lit(False))))  # new: none, of the same type
 
     run = F.when(c["run"].isNotNull(), _run_triples(c["run"], entity))
-    return cat(base, _about_column(change, c["name"], fqn), flat(members), let({"w": c["win"]}, diffs), run,
+    return cat(base, _about_column(change, c["name"], fqn, c["nested"]), flat(members), let({"w": c["win"]}, diffs), run,
                flat(F.transform(c["dropped"], dropped)))
 
 

@@ -1308,6 +1308,7 @@ def test_what_a_creation_set_counts_for_tags_owners_and_state(tmp_path):
     state = run_query(store, get_query("entity-state"), {"entity": "s.d.x.down", "version": "0.1"}).dicts()
     assert [(r["field"].value, r["value"].value) for r in state] == [
         ("columns", "s.d.x.down.address"), ("columns", "s.d.x.down.email"), ("columns", "s.d.x.down.id"),
+        ("columns.address", "s.d.x.down.address.street"),  # a struct column's nested columns
         ("columns.address.street.tags", "PII.Sensitive"), ("columns.email.tags", "PII.Sensitive"),
         ("owners", "alice.wong"), ("owners", "team:Finance"), ("tags", "Tier.Tier1")]
     # an entityCreated that carries a change description of its own (a replay, another server version)
@@ -1317,7 +1318,8 @@ def test_what_a_creation_set_counts_for_tags_owners_and_state(tmp_path):
     created = dict(events[1], changeDescription={"fieldsAdded": [{"name": "tags", "newValue": "[]"}]})
     fields = {str(t.object) for t in map_line(json.dumps(created).encode()).triples
               if t.predicate.value.endswith("/fieldName")}
-    assert fields == {'"tags"', '"owners"', '"columns"', '"columns.email.tags"', '"columns.address.street.tags"'}
+    assert fields == {'"tags"', '"owners"', '"columns"', '"columns.email.tags"', '"columns.address.street.tags"',
+                      '"columns.address"'}
     names = [str(t.subject) for t in map_line(json.dumps(created).encode()).triples
              if t.predicate.value.endswith("/fieldName") and str(t.object) == '"tags"']
     assert len(names) == 1 and "/change/added/0" in names[0]
@@ -2510,12 +2512,63 @@ def test_a_dropped_struct_column_takes_its_nested_columns_values_with_it(tmp_pat
         return sorted({r["field"].value for r in run_query(
             store, get_query("entity-state"), {"entity": "s.d.x.t", "version": version}).dicts()})
 
-    assert fields("0.2") == ["columns", "columns.addr.street.description", "columns.addr.zip.tags"]
+    assert fields("0.2") == ["columns", "columns.addr", "columns.addr.street.description", "columns.addr.zip.tags"]
     assert fields("0.3") == ["columns"]
     # ut26 R2: and the tag a nested column took with it is removed, by whom and when
     tags = run_query(store, get_query("tag-changes"), {"tag": "PII.Sensitive"}).dicts()
     assert [(r["action"].value, r["field"].value, r["user"].value) for r in tags] == [
         ("added", "columns.addr.zip.tags", "ingestion-bot"), ("removed", "columns.addr.zip.tags", "bob")]
+
+
+def test_a_nested_column_dropped_from_a_struct_that_stays_takes_its_tags_with_it(tmp_path):
+    """OpenMetadata names a change of a struct column's nested columns after the struct (fieldsDeleted
+    ``columns.addr``, its oldValue the nested columns dropped). Such a change was a plain value: the
+    dropped zip kept PII.Sensitive in the table's state for good, no removal was listed, and the state
+    showed the change's JSON text as the value of ``columns.addr``."""
+    t = 1_704_139_200_000
+    pii = [{"tagFQN": "PII.Sensitive", "source": "Classification"}]
+    zip_ = {"name": "zip", "fullyQualifiedName": "s.d.x.t.addr.zip", "tags": pii, "children": [
+        {"name": "plus4", "fullyQualifiedName": "s.d.x.t.addr.zip.plus4", "tags": [{"tagFQN": "PII.NonSensitive"}]}]}
+    geo = {"name": "geo", "fullyQualifiedName": "s.d.x.t.addr.geo", "children": [{"name": "lat"}]}
+    addr = {"name": "addr", "fullyQualifiedName": "s.d.x.t.addr", "dataType": "STRUCT",
+            "children": [zip_, {"name": "street", "fullyQualifiedName": "s.d.x.t.addr.street"}, geo]}
+    common = {"entityType": "table", "entityId": "t-1", "entityFullyQualifiedName": "s.d.x.t"}
+    events = [
+        {**common, "id": "n-1", "eventType": "entityCreated", "userName": "ingestion-bot", "timestamp": t,
+         "previousVersion": 0.1, "currentVersion": 0.1, "entity": {"id": "t-1", "columns": [addr]}},
+        # zip dropped and zip5 added below addr; a nested column without its FQN is keyed below its struct
+        {**common, "id": "n-2", "eventType": "entityUpdated", "userName": "bob", "timestamp": t + 60_000,
+         "previousVersion": 0.1, "currentVersion": 1.1,
+         "changeDescription": {"previousVersion": 0.1, "fieldsUpdated": [],
+                               "fieldsAdded": [{"name": "columns.addr", "newValue": json.dumps([{"name": "zip5"}])}],
+                               "fieldsDeleted": [{"name": "columns.addr", "oldValue": json.dumps([zip_])}]}},
+        # two levels down: geo's lat dropped (its change named columns.addr.geo)
+        {**common, "id": "n-3", "eventType": "entityUpdated", "userName": "cy", "timestamp": t + 120_000,
+         "previousVersion": 1.1, "currentVersion": 2.1,
+         "changeDescription": {"previousVersion": 1.1, "fieldsUpdated": [], "fieldsAdded": [],
+                               "fieldsDeleted": [{"name": "columns.addr.geo", "oldValue": json.dumps([{"name": "lat"}])}]}},
+    ]
+    store = _store_of(events, tmp_path)
+
+    def state(version):
+        return [(r["field"].value, r["value"].value) for r in run_query(
+            store, get_query("entity-state"), {"entity": "s.d.x.t", "version": version}).dicts()]
+
+    assert state("0.1") == [
+        ("columns", "s.d.x.t.addr"), ("columns.addr", "s.d.x.t.addr.geo"), ("columns.addr", "s.d.x.t.addr.street"),
+        ("columns.addr", "s.d.x.t.addr.zip"), ("columns.addr.geo", "s.d.x.t.addr.geo.lat"),
+        ("columns.addr.zip", "s.d.x.t.addr.zip.plus4"), ("columns.addr.zip.plus4.tags", "PII.NonSensitive"),
+        ("columns.addr.zip.tags", "PII.Sensitive")]
+    assert state("1.1") == [
+        ("columns", "s.d.x.t.addr"), ("columns.addr", "s.d.x.t.addr.geo"), ("columns.addr", "s.d.x.t.addr.street"),
+        ("columns.addr", "s.d.x.t.addr.zip5"), ("columns.addr.geo", "s.d.x.t.addr.geo.lat")]
+    assert state("2.1") == [
+        ("columns", "s.d.x.t.addr"), ("columns.addr", "s.d.x.t.addr.geo"), ("columns.addr", "s.d.x.t.addr.street"),
+        ("columns.addr", "s.d.x.t.addr.zip5")]
+    for tag, field in (("PII.Sensitive", "columns.addr.zip.tags"), ("PII.NonSensitive", "columns.addr.zip.plus4.tags")):
+        rows = run_query(store, get_query("tag-changes"), {"tag": tag}).dicts()
+        assert [(r["action"].value, r["field"].value, r["user"].value) for r in rows] == [
+            ("added", field, "ingestion-bot"), ("removed", field, "bob")]
 
 
 def test_a_name_reused_after_a_rename_names_the_entity_that_holds_it_now(tmp_path):

@@ -165,6 +165,25 @@ HOSTILE: list = [
               "newValue": json.dumps([{"name": "keep"}])}),
     _with(BASE, changeDescription={"fieldsDeleted": [{"name": "columns", "oldValue": [{"name": "c", "children": [
         {"name": "ok", "tags": _tags("fine")}, {"name": "bad", "tags": [{"tagFQN": 3}]}]}]}]}),
+    # a struct column's nested columns, changed under the struct's name (openmetadata.nested_columns)
+    _changes({"name": "columns.addr", "oldValue": json.dumps([
+        {"name": "zip", "tags": _tags("PII.Sensitive"), "children": [{"name": "p4", "tags": _tags("P4")}]},
+        {"name": "keep", "fullyQualifiedName": "svc.db.sch.orders.addr.keep"}]),
+        "newValue": json.dumps([{"name": "keep", "fullyQualifiedName": "svc.db.sch.orders.addr.keep", "dataType": "INT"},
+                                {"name": "zip5"}])},
+        {"name": "columns.addr.geo", "oldValue": json.dumps([{"name": "lat", "tags": _tags("G")}])},
+        {"name": 'columns."a.b"', "newValue": json.dumps([{"name": "c.d"}])}, {"name": "columns.tags", "newValue": "[]"},
+        {"name": "columns.addr.description", "newValue": "[1]"}, {"name": "columns.addr.children", "newValue": "[]"},
+        {"name": "columns.", "newValue": "[]"}, {"name": "columns.x", "newValue": "[not json"},
+        {"name": "columns.bad\x01", "newValue": "[]"}, {"name": "columns.y", "newValue": {"name": "one"}}),
+    _with(BASE, entityFullyQualifiedName=None, changeDescription={"fieldsDeleted": [
+        {"name": "columns.addr", "oldValue": [{"name": "c", "tags": _tags("no.fqn")}]}]}),
+    _with(BASE, changeDescription={"fieldsDeleted": [{"name": "columns.addr", "oldValue": [{"name": 3}]}]}),
+    _with(BASE, changeDescription={"fieldsAdded": [{"name": "columns.addr.geo", "newValue": [{"fullyQualifiedName": []}]}]}),
+    _with(CREATED, entityFullyQualifiedName="s.d.t3", entity={"columns": [
+        {"name": "addr", "children": [{"name": "zip", "children": [{"name": "p4"}, {"name": 7}]}, 5, {"tags": []}]},
+        {"name": "flat", "children": []}, {"name": "odd", "children": "x"}]}),
+    _with(CREATED, entity={"columns": [{"name": "addr", "children": [{"name": 3}]}]}),
     _with(BASE, changeDescription={"fieldsDeleted": [{"name": "columns", "oldValue": [{"name": "c", "tags": [
         {"tagFQN": "a\tb"}]}]}]}),
     _with(BASE, changeDescription={"fieldsDeleted": [{"name": "columns", "oldValue": [{"name": "c", "tags": "PII"}]}],
