@@ -54,7 +54,8 @@ KINDS: dict[str, Kind] = {
                               "so every answer about it is in doubt."),
     "lineage-removed": Kind("Lineage edges removed", "medium",
                             "A lineage edge was removed (lineage delete, upstreamLineage change, "
-                            "relationship REMOVE)."),
+                            "relationship REMOVE), or a column edge its table edge's lineage no longer "
+                            "states."),
     "sensitive-tag": Kind("Classification / PII tags added or removed", "medium",
                           "A classification or PII tag or glossary term was assigned or taken away."),
     "impersonated": Kind("Impersonated changes", "medium", "A change made by one agent on behalf of another."),

@@ -614,6 +614,52 @@ def test_audit_lineage_removed_lists_edges_an_upstream_lineage_left_out_without_
     assert run_query(store, get_query("upstream"), {"entity": e}).rows == []
 
 
+def test_audit_lineage_removed_lists_column_edges_a_restatement_of_their_lineage_ends(tmp_path):
+    """ut40 #1: upstream and downstream end an OpenMetadata column edge that a later lineage event on its
+    table edge states without it (or that deletes the table edge without listing its columns), and a
+    DataHub fine-grained edge that a later upstreamLineage without its previous value leaves out; the
+    audit listed none of these (only removals by name), so "which column lineage was cut" went silent."""
+    t, hour = 1_704_139_200_000, 3_600_000
+    fine = {"upstreams": [{"dataset": DS("hive,db.u"), "type": "TRANSFORMED"}],
+            "fineGrainedLineages": [{"upstreamType": "FIELD_SET", "downstreamType": "FIELD",
+                                     "upstreams": [f"urn:li:schemaField:({DS('hive,db.u')},f)"],
+                                     "downstreams": [f"urn:li:schemaField:({DS('hive,db.d')},g)"]}]}
+    coarse = {"upstreams": fine["upstreams"]}
+    events = [
+        _om_lineage(1, "entityLineageAdded", t, "p", "q", [("a", "x"), ("b", "y")]),
+        _om_lineage(2, "entityLineageUpdated", t + hour, "p", "q", [("a", "x")]),  # b -> y cut
+        _om_lineage(3, "entityLineageUpdated", t + 2 * hour, "p", "q", [("a", "x")]),  # nothing more
+        _om_lineage(4, "entityLineageDeleted", t + 3 * hour, "p", "q", []),  # the table edge, and a -> x with it
+        _om_lineage(5, "entityLineageAdded", t + 4 * hour, "p", "q", [("b", "y")]),
+        # q hard-deleted: that ends b -> y; the later lineage delete is no second end
+        {"id": "h-6", "eventType": "entityDeleted", "entityType": "table", "entityId": "q",
+         "entityFullyQualifiedName": "s.d.x.q", "userName": "bob", "timestamp": t + 5 * hour,
+         "previousVersion": 0.1, "currentVersion": 0.2},
+        _om_lineage(7, "entityLineageDeleted", t + 6 * hour, "p", "q", []),
+        _dh_mcl(DS("hive,db.d"), "upstreamLineage", t, "1", value=fine),
+        _dh_mcl(DS("hive,db.d"), "upstreamLineage", t + hour, "2", value=coarse),  # f -> g cut
+        _dh_mcl(DS("hive,db.d"), "upstreamLineage", t + 2 * hour, "3", value=coarse),  # nothing more
+        _dh_mcl(DS("hive,db.d"), "upstreamLineage", t + 3 * hour, "4", value=fine),
+        _dh_mcl(DS("hive,db.d"), "upstreamLineage", t + 4 * hour, "5", change="DELETE"),  # f -> g and u -> d
+    ]
+    store = _store_of(events, tmp_path)
+    rows = run_query(store, get_query("audit-lineage-removed"), {}).dicts()
+    field = "urn:li:schemaField:({},{})".format
+    assert [(r["time"].value[11:16], r["level"].value, r["down_name"].value, r["up_name"].value, r["event_type"].value)
+            for r in rows] == [
+        ("21:00", "column", "s.d.x.q.y", "s.d.x.p.b", "EntityLineageUpdated"),
+        ("21:00", "column", field(DS("hive,db.d"), "g"), field(DS("hive,db.u"), "f"), "MclUpsert"),
+        ("23:00", "dataset", "s.d.x.q", "s.d.x.p", "EntityLineageDeleted"),
+        ("23:00", "column", "s.d.x.q.x", "s.d.x.p.a", "EntityLineageDeleted"),
+        ("00:00", "dataset", DS("hive,db.d"), DS("hive,db.u"), "MclDelete"),
+        ("00:00", "column", field(DS("hive,db.d"), "g"), field(DS("hive,db.u"), "f"), "MclDelete"),
+        # the table edge's delete names it (the first branch), b -> y ended with q's hard delete at 01:00
+        ("02:00", "dataset", "s.d.x.q", "s.d.x.p", "EntityLineageDeleted")]
+    # the lineage queries agree: nothing downstream of p.b after 21:00, of p.a after 23:00
+    for column, cut in (("s.d.x.p.b", "2024-01-01T21:00:00Z"), ("s.d.x.p.a", "2024-01-01T23:00:00Z")):
+        assert run_query(store, get_query("downstream"), {"entity": column, "as_of": cut}).rows == []
+
+
 @pytest.mark.parametrize("as_of, want", [
     ("2024-01-01T20:30:00Z", {("globalTags", "urn:li:tag:PII")}),
     # version 2 has no previousAspectValue: it is the whole aspect, PII is gone (ut10a #9)
