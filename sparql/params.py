@@ -24,7 +24,16 @@ _TRUE, _FALSE = ("true", "yes", "1"), ("false", "no", "0")  # a boolean paramete
 OM_USER = "https://w3id.org/changeprov/id/om/user/"
 
 def parse_time(value: str, *, end_of_day: bool = False, now_ms: int | None = None) -> ox.Literal:
-    """ISO-8601 / RFC 3339, a bare date, epoch milliseconds or ``now`` → ``xsd:dateTime`` literal."""
+    """ISO-8601 / RFC 3339, a bare date, epoch milliseconds or ``now`` → ``xsd:dateTime`` literal.
+
+    Events are stamped in milliseconds: a finer start (``end_of_day`` false: since) is rounded up to
+    the next millisecond, so that no event before it counts; a finer end (until, as_of) is cut.
+
+    >>> parse_time("2024-03-05T12:00:00.0001Z").value, parse_time("2024-03-05T12:00:00.0001Z", end_of_day=True).value
+    ('2024-03-05T12:00:00.001Z', '2024-03-05T12:00:00.000Z')
+    >>> parse_time("2024-03-05T12:00+01:00").value
+    '2024-03-05T11:00:00.000Z'
+    """
     v = value.strip()
     try:
         if v.lower() == "now":
@@ -41,11 +50,16 @@ def parse_time(value: str, *, end_of_day: bool = False, now_ms: int | None = Non
                 t = t[:10] + "T" + t[11:]
             if t.endswith("z"):
                 t = t[:-1] + "Z"
-            if re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}", t):
-                t += ":00"
+            # ISO-8601 allows a time without seconds (RFC 3339 does not), with or without a zone
+            hm = re.fullmatch(r"([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2})(Z|[+-][0-9]{2}:[0-9]{2})?", t)
+            if hm:
+                t = hm.group(1) + ":00" + (hm.group(2) or "")
             if re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?", t):
                 t += "Z"  # no zone given: UTC
             ms = terms.rfc3339_to_ms(t)
+            below_ms = re.search(r"\.[0-9]{3}([0-9]+)", t)
+            if below_ms and not end_of_day and below_ms.group(1).strip("0"):
+                ms = min(ms + 1, terms.MAX_MS)  # past the last millisecond: nothing is later anyway
         return terms.xsd_datetime(ms)
     except terms.BadTimestamp as exc:
         raise InputError(f"not a time (ISO-8601 like 2024-03-05T12:00:00Z, a date, or epoch ms): {value[:80]!r}: {exc}") from None

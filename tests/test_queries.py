@@ -2895,6 +2895,22 @@ def test_a_bad_time_from_python_names_its_parameter(embedded, value, says):
         run_query(embedded, "upstream", {"entity": LTV, "as_of": value})
 
 
+def test_a_bound_finer_than_a_millisecond_counts_no_event_outside_it(embedded):
+    """ut40 #3: since 08:00:00.0005 listed the events of 08:00:00.000, which lie before it (the fraction
+    was cut); and 08:00Z, ISO-8601 without seconds, was refused though 08:00 without a zone was read."""
+    rows = run_query(embedded, "entity-history", {"entity": OM_ORDERS}).dicts()
+    first, user = rows[0]["time"].value, rows[0]["user"].value  # 2026-09-01T08:00:00Z
+    at = first.replace("Z", "")
+
+    def times(**bounds):
+        return [r["time"].value for r in run_query(embedded, "changes-by-user", {"user": user, **bounds}).dicts()]
+
+    assert first in times(since=at + ".000Z") and first in times(since=at[:16] + "Z") == times(since=at[:16])
+    assert first not in times(since=at + ".0005Z") and first not in times(since=at[:16] + ":00.000001+00:00")
+    assert first in times(until=at + ".0005Z") and first not in times(until=at[:16] + ":00+00:01")  # 07:59Z
+    assert times(since=at[:16] + "+00:00") == times(since=first)
+
+
 @pytest.mark.parametrize("query, params", [("entity-history", {"entity": "ab\udcffcd"}),
                                            ("tag-changes", {"tag": "\ud800"}),
                                            ("resolve", {"key": _dt.date(2024, 3, 5)})])
