@@ -16,7 +16,7 @@ import pyoxigraph as ox
 from changeprov.errors import InputError
 from changeprov.mapping import terms
 from changeprov.mapping.vocab import XSD_BOOLEAN, XSD_DECIMAL, XSD_INTEGER
-from changeprov.sparql.formats import display_text
+from changeprov.sparql.formats import display_datetime, display_text
 from changeprov.sparql.query_files import NamedQuery, OM_PREFIX, ONE_OF, Param, get_query
 from changeprov.sparql.stores import Rows, TripleStore
 
@@ -188,6 +188,19 @@ _LATEST_NAME = (OM_PREFIX +
                 "} ORDER BY DESC(?t) DESC(STR(?event)) LIMIT 1\n")
 
 
+#: the name an OpenMetadata entity's latest event at or before ?at gives it, if the entity was not
+#: hard-deleted by then
+_NAME_AT = (OM_PREFIX +
+            "SELECT ?node ?at ?name WHERE {\n#@bindings\n"
+            "?event om:affectsEntity ?node ; om:entityFullyQualifiedName ?name ; om:timestamp ?t .\n"
+            "?node om:fullyQualifiedName ?name\n"
+            "FILTER(?t <= ?at)\n"
+            "FILTER NOT EXISTS { ?gone om:affectsEntity|om:cascadesTo ?node\n"
+            "  FILTER EXISTS { ?gone om:lifecycleChange om:HardDeleted }\n"
+            "  FILTER EXISTS { ?gone om:timestamp ?gone_at FILTER(?gone_at <= ?at) } }\n"
+            "} ORDER BY DESC(?t) DESC(STR(?event)) LIMIT 1\n")
+
+
 def _current_name(store: TripleStore, node: ox.NamedNode) -> str | None:
     """The fullyQualifiedName an OpenMetadata entity's latest event gives it (None: no event names it)."""
     rows = store.select(_LATEST_NAME, {"node": node}).rows
@@ -195,11 +208,13 @@ def _current_name(store: TripleStore, node: ox.NamedNode) -> str | None:
 
 
 def resolve_node(store: TripleStore, value: str, *, what: str = "entity",
-                 notes: list[str] | None = None) -> ox.NamedNode:
+                 notes: list[str] | None = None, at: ox.Literal | None = None) -> ox.NamedNode:
     """The one node an FQN / URN names (or the IRI itself, if the graph has it); InputError otherwise.
 
     An OpenMetadata entity dropped and re-created under its FQN is two entities (two ids): the FQN
-    names the one not hard-deleted, and a line in ``notes`` says so and names the others."""
+    names the one not hard-deleted, and a line in ``notes`` says so and names the others. A name a
+    renamed entity gave up names the entity that holds it now. With ``at`` (a query's as_of), the
+    entity that held the name then, if one did: a question about the past is about that one."""
     if not value:
         raise InputError(f"empty {what}")
     rows = _raw(store, "resolve", {"key": value})
@@ -210,6 +225,16 @@ def resolve_node(store: TripleStore, value: str, *, what: str = "entity",
         # FQN. A tag parameter means the latter, an entity parameter the former.
         used = [n for n in nodes if store.select(_USE_CHECK[what], {"node": n}).rows]
         nodes = used if len(used) == 1 else nodes
+    if len(nodes) > 1 and what == "entity" and at is not None:
+        held = [n for n in nodes if any(r["name"] is not None and r["name"].value == value
+                                        for r in store.select(_NAME_AT, {"node": n, "at": at}).dicts())]
+        if len(held) == 1:
+            others = [n.value for n in nodes if n != held[0]]
+            if notes is not None:
+                notes.append(f"{value[:120]!r} also named {len(others)} other entit{'y' if len(others) == 1 else 'ies'} "
+                             f"({', '.join(others[:5])}); answering for the one that held the name at "
+                             f"{display_datetime(at.value)}, {held[0].value}")
+            return held[0]
     if len(nodes) > 1 and what == "entity":
         live = [n for n in nodes if not store.select(_HARD_DELETED, {"node": n}).rows]
         if len(live) == 1:
@@ -325,10 +350,10 @@ def regex_literal(name: str, value: str) -> ox.Literal:
 
 
 def convert(store: TripleStore, p: Param, value: str, *, now_ms: int | None = None,
-            notes: list[str] | None = None):
+            notes: list[str] | None = None, at: ox.Literal | None = None):
     t = p.type
     if t in ("entity", "tag"):
-        return resolve_node(store, value, what=t, notes=notes)
+        return resolve_node(store, value, what=t, notes=notes, at=at if t == "entity" else None)
     if t == "user":
         return resolve_user(store, value)
     if t in ("time", "time-end"):
@@ -410,7 +435,8 @@ def bind_params(store: TripleStore, q: NamedQuery, values: Mapping[str, object],
         known = ", ".join(p.name for p in q.params) or "none"
         raise InputError(f"query {q.name}: unknown parameter(s) {', '.join(unknown)} (parameters: {known})")
     bound = {}
-    for p in q.params:
+    # names last: an entity is looked up as of the query's as_of, when it has one
+    for p in sorted(q.params, key=lambda p: p.type in ("entity", "tag")):
         value = values.get(p.name)
         if value is None:  # None is "not given" in Python: the default applies (rv36 #2)
             value = p.default
@@ -420,7 +446,8 @@ def bind_params(store: TripleStore, q: NamedQuery, values: Mapping[str, object],
             continue
         text = _as_text(p, value)
         try:
-            bound[p.name] = convert(store, p, text, now_ms=now_ms, notes=notes)
+            bound[p.name] = convert(store, p, text, now_ms=now_ms, notes=notes,
+                                    at=bound.get("as_of") if values.get("as_of") is not None else None)
         except InputError as exc:  # a time's message says what is wrong, not which parameter (ut19 #3)
             if p.type not in ("time", "time-end"):
                 raise

@@ -2633,6 +2633,37 @@ def test_a_name_reused_after_a_rename_names_the_entity_that_holds_it_now(tmp_pat
         "now s.d.x.new_name); answering for the one that holds the name now, https://open-metadata.org/entity/table/t-11"]
 
 
+@pytest.mark.parametrize("as_of, holder, down", [
+    ("2024-01-01T20:00:01.500Z", "t-9", ["s.d.x.down"]),  # before the rename: t-9 held the name
+    ("2024-01-01T20:00:02.700Z", "t-11", []),  # t-11 holds it since 20:00:02.5
+    (None, "t-11", []),
+])
+def test_a_question_as_of_a_time_is_about_the_entity_that_held_the_name_then(tmp_path, as_of, holder, down):
+    """ut40 #2: downstream and impact of s.d.x.old_name as of a time when t-9 held the name answered for
+    t-11, which held it only later: 0 rows, where t-9's lineage was in the store."""
+    t = 1_704_139_200_000
+    events = _renamed_table_events() + [
+        {"id": "r-5", "eventType": "entityCreated", "entityType": "table", "entityId": "t-11",
+         "entityFullyQualifiedName": "s.d.x.old_name", "userName": "cy", "timestamp": t + 2500,
+         "previousVersion": 0.1, "currentVersion": 0.1, "entity": {"id": "t-11"}}]
+    store = _store_of(events, tmp_path)
+    for query in ("downstream", "impact"):
+        rows = run_query(store, get_query(query), {"entity": "s.d.x.old_name", "as_of": as_of})
+        assert [r["asset_name"].value for r in rows.dicts()] == down
+        assert rows.notes[0].endswith("https://open-metadata.org/entity/table/" + holder)
+        assert ("held the name at" in rows.notes[0]) == (as_of is not None)
+
+
+def test_as_of_before_a_hard_delete_is_about_the_entity_deleted_not_the_one_created_again(column_lineage_store):
+    """ut40 #2: s.d.x.down2 was hard-deleted on day 3 and created again (a new id) half a day later; its
+    upstream as of day 2 answered for the new table, which had no lineage then."""
+    rows = run_query(column_lineage_store, get_query("upstream"), {"entity": "s.d.x.down2", "as_of": "2024-01-03T12:00:00Z"})
+    assert [(r["asset_name"].value, r["hops"].value) for r in rows.dicts()] == [("s.d.x.down", "1"), ("s.d.x.up", "2")]
+    assert rows.notes[0].endswith("held the name at 2024-01-03T12:00:00.000Z, https://open-metadata.org/entity/table/down2")
+    later = run_query(column_lineage_store, get_query("upstream"), {"entity": "s.d.x.down2", "as_of": "2024-01-05T12:00:00Z"})
+    assert later.notes[0].endswith("https://open-metadata.org/entity/table/down2new")
+
+
 def test_a_cascaded_child_shows_its_parents_delete_and_restore_without_the_parents_versions(tmp_path):
     """ut7b #7: the child's history showed the parent's versions on the cascading delete (0.1 -> 0.2, as if
     the child reached 0.2 twice) and never the parent's restore, which deleted-entities said restored it."""
