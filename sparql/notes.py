@@ -12,10 +12,11 @@ import pyoxigraph as ox
 
 from changeprov.mapping.vocab import XSD_DECIMAL
 from changeprov.sparql.formats import display_text, display_value
-from changeprov.sparql.params import user_name
+from changeprov.sparql.params import _current_name, user_name
 from changeprov.sparql.query_files import OM_PREFIX
 from changeprov.sparql.stores import Rows, TripleStore
 
+OM_ENTITY = "https://open-metadata.org/entity/"
 _VERSIONED = (OM_PREFIX +
               "ASK {\n#@bindings\n?event om:affectsEntity ?entity ; om:currentVersion ?v }")
 
@@ -283,7 +284,22 @@ def _clock_skew(store: TripleStore, bound: Mapping, _rows: Rows) -> list[str]:
 
 
 #: ``# if-rows: NAME`` checks: rows → notes explaining an answer
-ROW_CHECKS = {"datahub-views": _datahub_views, "impersonations": _impersonations, "clock-skew": _clock_skew,
+def _former_names(store: TripleStore, _bound: Mapping, rows: Rows) -> list[str]:
+    """A row found by a name a renamed OpenMetadata entity gave up: passed as entity=, that name names
+    the entity that holds it now (ut40 #6), so say which name names this one."""
+    out = []
+    for r in rows.dicts():
+        node, name = r.get("entity"), r.get("name")
+        if not isinstance(node, ox.NamedNode) or name is None or not node.value.startswith(OM_ENTITY):
+            continue
+        now = _current_name(store, node)
+        if now is not None and now != name.value:
+            out.append(f"{name.value[:120]!r} is a name {node.value} had before a rename (now {now}): as entity= it "
+                       f"names the entity that holds it now, if one does; pass {now!r} or the IRI for this one")
+    return out[:5] + ([f"... and {len(out) - 5} more former names"] if len(out) > 5 else [])
+
+
+ROW_CHECKS = {"former-names": _former_names, "datahub-views": _datahub_views, "impersonations": _impersonations, "clock-skew": _clock_skew,
               "unknown-version": lambda store, bound, _rows: _versions_note(store, bound),
               "no-creation": lambda store, bound, _rows: _no_creation(store, bound)}
 

@@ -2631,6 +2631,13 @@ def test_a_name_reused_after_a_rename_names_the_entity_that_holds_it_now(tmp_pat
     assert rows.notes == [
         "'s.d.x.old_name' also named 1 other entity before a rename (https://open-metadata.org/entity/table/t-9, "
         "now s.d.x.new_name); answering for the one that holds the name now, https://open-metadata.org/entity/table/t-11"]
+    # ut40 #6: find-entity lists t-9 under the name it gave up; passing that name would name t-11
+    found = run_query(store, get_query("find-entity"), {"text": "old_name"})
+    assert [(r["name"].value, r["entity"].value.rsplit("/", 1)[1]) for r in found.dicts()] == [
+        ("s.d.x.old_name", "t-11"), ("s.d.x.old_name", "t-9")]
+    assert found.notes == ["'s.d.x.old_name' is a name https://open-metadata.org/entity/table/t-9 had before a rename "
+                           "(now s.d.x.new_name): as entity= it names the entity that holds it now, if one does; "
+                           "pass 's.d.x.new_name' or the IRI for this one"]
 
 
 @pytest.mark.parametrize("as_of, holder, down", [
