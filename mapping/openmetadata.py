@@ -288,6 +288,11 @@ def nested_columns(name: str) -> str | None:
     return name[len("columns."):]
 
 
+def _below(fqn: str | None, nested: str | None) -> str | None:
+    """What a change's columns are keyed below: the entity's FQN, or its struct column's (``nested``)."""
+    return f"{fqn}.{nested}" if fqn and nested is not None else fqn
+
+
 def _about_column(g: Graph, change: NamedNode, name: str, fqn: str | None) -> None:
     """A change of a column's own field (``columns.NAME.tags``, ``columns.A.B.description``), or of a
     struct column's nested columns (``columns.addr``), points to the column node, ``{entity
@@ -327,7 +332,7 @@ def _structured(g: Graph, event: NamedNode, entity: NamedNode, change: NamedNode
     handler = "columns" if nested is not None else rules()["openmetadataStructuredFields"].get(name.rsplit(".", 1)[-1])
     if handler is None:
         return
-    keys_fqn = f"{fqn}.{nested}" if fqn and nested is not None else fqn
+    keys_fqn = _below(fqn, nested)
     if handler == "pipeline-status":
         if isinstance(new, dict):
             _pipeline_run(g, entity, f"{path}.newValue", new)
@@ -365,7 +370,7 @@ def _dropped_column_tags(g: Graph, event: NamedNode, change: NamedNode, path: st
     PII on a column that no longer exists. Nested columns dropped from a struct column that stays
     (``nested``, the change ``columns.addr``) are named below it: ``columns.addr.zip.tags``."""
     items = [old] if isinstance(old, dict) else old if isinstance(old, list) else []
-    keys_fqn = f"{fqn}.{nested}" if fqn and nested is not None else fqn
+    keys_fqn = _below(fqn, nested)
     prefix = f"{nested}." if nested is not None else ""
     last = {}
     for j, item in enumerate(items):
