@@ -599,9 +599,11 @@ def _change_values(changes: Column) -> Column:
     return extend(values, k_old=lambda c: kind_of(c["old"]), k_new=lambda c: kind_of(c["new"]))
 
 
-MEMBER_FIELDS = ("tagFQN", "source", "name", "type", "fullyQualifiedName", "tags")
-#: what is read of a member: its fields, and a column's nested columns (for the tags a dropped one takes)
-_MEMBER_READ = MEMBER_FIELDS + ("children",)
+#: a member's fields whose kind and text the checks and keys read
+MEMBER_FIELDS = ("tagFQN", "source", "name", "type", "fullyQualifiedName")
+#: what is read of a member: those fields, and a column's tags and nested columns (which a dropped one
+#: takes with it)
+_MEMBER_READ = MEMBER_FIELDS + ("tags", "children")
 _MEMBER = ("struct<side:string,i:int,obj:boolean,f:struct<" + ",".join(f"{n}:variant" for n in _MEMBER_READ)
            + ">,json:string>")
 
