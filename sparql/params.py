@@ -225,25 +225,27 @@ def resolve_node(store: TripleStore, value: str, *, what: str = "entity",
         # FQN. A tag parameter means the latter, an entity parameter the former.
         used = [n for n in nodes if store.select(_USE_CHECK[what], {"node": n}).rows]
         nodes = used if len(used) == 1 else nodes
+    def only(picked: list[ox.NamedNode], others: str, answering: str, after: str = "") -> ox.NamedNode | None:
+        """The one node picked, said in ``notes`` with the others; None unless exactly one."""
+        if len(picked) != 1:
+            return None
+        rest = [n.value for n in nodes if n != picked[0]]
+        if notes is not None:
+            notes.append(f"{value[:120]!r} also named {len(rest)} {others}entit{'y' if len(rest) == 1 else 'ies'} "
+                         f"({', '.join(rest[:5])}); answering for the one {answering}, {picked[0].value}{after}")
+        return picked[0]
+
     if len(nodes) > 1 and what == "entity" and at is not None:
         held = [n for n in nodes if any(r["name"] is not None and r["name"].value == value
                                         for r in store.select(_NAME_AT, {"node": n, "at": at}).dicts())]
-        if len(held) == 1:
-            others = [n.value for n in nodes if n != held[0]]
-            if notes is not None:
-                notes.append(f"{value[:120]!r} also named {len(others)} other entit{'y' if len(others) == 1 else 'ies'} "
-                             f"({', '.join(others[:5])}); answering for the one that held the name at "
-                             f"{display_datetime(at.value)}, {held[0].value}")
-            return held[0]
+        node = only(held, "other ", f"that held the name at {display_datetime(at.value)}")
+        if node is not None:
+            return node
     if len(nodes) > 1 and what == "entity":
         live = [n for n in nodes if not store.select(_HARD_DELETED, {"node": n}).rows]
-        if len(live) == 1:
-            others = [n.value for n in nodes if n != live[0]]
-            if notes is not None:
-                notes.append(f"{value[:120]!r} also named {len(others)} hard-deleted "
-                             f"entit{'y' if len(others) == 1 else 'ies'} ({', '.join(others[:5])}); "
-                             f"answering for the one not deleted, {live[0].value}; pass an IRI for another")
-            return live[0]
+        node = only(live, "hard-deleted ", "not deleted", "; pass an IRI for another")
+        if node is not None:
+            return node
     if len(nodes) > 1 and what == "entity":
         # a name a renamed entity once had: the entity whose last event names it holds it now
         now = {n: _current_name(store, n) for n in nodes}

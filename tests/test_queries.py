@@ -614,17 +614,22 @@ def test_audit_lineage_removed_lists_edges_an_upstream_lineage_left_out_without_
     assert run_query(store, get_query("upstream"), {"entity": e}).rows == []
 
 
+def _fine_and_coarse() -> tuple[dict, dict]:
+    """A DataHub upstreamLineage of db.d from db.u with the column edge u.f -> d.g, and one without it."""
+    fine = {"upstreams": [{"dataset": DS("hive,db.u"), "type": "TRANSFORMED"}],
+            "fineGrainedLineages": [{"upstreamType": "FIELD_SET", "downstreamType": "FIELD",
+                                     "upstreams": [f"urn:li:schemaField:({DS('hive,db.u')},f)"],
+                                     "downstreams": [f"urn:li:schemaField:({DS('hive,db.d')},g)"]}]}
+    return fine, {"upstreams": fine["upstreams"]}
+
+
 def test_audit_lineage_removed_lists_column_edges_a_restatement_of_their_lineage_ends(tmp_path):
     """ut40 #1: upstream and downstream end an OpenMetadata column edge that a later lineage event on its
     table edge states without it (or that deletes the table edge without listing its columns), and a
     DataHub fine-grained edge that a later upstreamLineage without its previous value leaves out; the
     audit listed none of these (only removals by name), so "which column lineage was cut" went silent."""
     t, hour = 1_704_139_200_000, 3_600_000
-    fine = {"upstreams": [{"dataset": DS("hive,db.u"), "type": "TRANSFORMED"}],
-            "fineGrainedLineages": [{"upstreamType": "FIELD_SET", "downstreamType": "FIELD",
-                                     "upstreams": [f"urn:li:schemaField:({DS('hive,db.u')},f)"],
-                                     "downstreams": [f"urn:li:schemaField:({DS('hive,db.d')},g)"]}]}
-    coarse = {"upstreams": fine["upstreams"]}
+    fine, coarse = _fine_and_coarse()
     events = [
         _om_lineage(1, "entityLineageAdded", t, "p", "q", [("a", "x"), ("b", "y")]),
         _om_lineage(2, "entityLineageUpdated", t + hour, "p", "q", [("a", "x")]),  # b -> y cut
@@ -2617,15 +2622,18 @@ def test_a_nested_column_dropped_from_a_struct_that_stays_takes_its_tags_with_it
             ("added", field, "ingestion-bot"), ("removed", field, "bob")]
 
 
+def _renamed_and_name_reused_events() -> list[dict]:
+    """_renamed_table_events, then t-11 created under t-9's former name s.d.x.old_name (20:00:02.5)."""
+    return _renamed_table_events() + [
+        {"id": "r-5", "eventType": "entityCreated", "entityType": "table", "entityId": "t-11",
+         "entityFullyQualifiedName": "s.d.x.old_name", "userName": "cy", "timestamp": 1_704_139_200_000 + 2500,
+         "previousVersion": 0.1, "currentVersion": 0.1, "entity": {"id": "t-11"}}]
+
+
 def test_a_name_reused_after_a_rename_names_the_entity_that_holds_it_now(tmp_path):
     """ut7b #4: after t-9 was renamed away from s.d.x.old_name and t-11 was created under it, every
     command refused s.d.x.old_name as ambiguous."""
-    t = 1_704_139_200_000
-    events = _renamed_table_events() + [
-        {"id": "r-5", "eventType": "entityCreated", "entityType": "table", "entityId": "t-11",
-         "entityFullyQualifiedName": "s.d.x.old_name", "userName": "cy", "timestamp": t + 2500,
-         "previousVersion": 0.1, "currentVersion": 0.1, "entity": {"id": "t-11"}}]
-    store = _store_of(events, tmp_path)
+    store = _store_of(_renamed_and_name_reused_events(), tmp_path)
     rows = run_query(store, get_query("entity-history"), {"entity": "s.d.x.old_name"})
     assert [r["user"].value for r in rows.dicts()] == ["cy"]
     assert rows.notes == [
@@ -2648,12 +2656,7 @@ def test_a_name_reused_after_a_rename_names_the_entity_that_holds_it_now(tmp_pat
 def test_a_question_as_of_a_time_is_about_the_entity_that_held_the_name_then(tmp_path, as_of, holder, down):
     """ut40 #2: downstream and impact of s.d.x.old_name as of a time when t-9 held the name answered for
     t-11, which held it only later: 0 rows, where t-9's lineage was in the store."""
-    t = 1_704_139_200_000
-    events = _renamed_table_events() + [
-        {"id": "r-5", "eventType": "entityCreated", "entityType": "table", "entityId": "t-11",
-         "entityFullyQualifiedName": "s.d.x.old_name", "userName": "cy", "timestamp": t + 2500,
-         "previousVersion": 0.1, "currentVersion": 0.1, "entity": {"id": "t-11"}}]
-    store = _store_of(events, tmp_path)
+    store = _store_of(_renamed_and_name_reused_events(), tmp_path)
     for query in ("downstream", "impact"):
         rows = run_query(store, get_query(query), {"entity": "s.d.x.old_name", "as_of": as_of})
         assert [r["asset_name"].value for r in rows.dicts()] == down
@@ -2767,11 +2770,7 @@ def column_lineage_store(tmp_path_factory):
     (day 1), down.x -> down2.z (day 0) until down2 is hard-deleted (day 3), the table edge up -> down
     deleted (day 4); a DataHub dataset whose upstreamLineage loses its fineGrainedLineages (day 2)."""
     t, day = 1_704_139_200_000, 86_400_000
-    fine = {"upstreams": [{"dataset": DS("hive,db.u"), "type": "TRANSFORMED"}],
-            "fineGrainedLineages": [{"upstreamType": "FIELD_SET", "downstreamType": "FIELD",
-                                     "upstreams": [f"urn:li:schemaField:({DS('hive,db.u')},f)"],
-                                     "downstreams": [f"urn:li:schemaField:({DS('hive,db.d')},g)"]}]}
-    coarse = {"upstreams": fine["upstreams"]}
+    fine, coarse = _fine_and_coarse()
     events = [
         _om_lineage(1, "entityLineageAdded", t, "up", "down", [("a", "x"), ("b", "y")]),
         _om_lineage(2, "entityLineageUpdated", t + day, "up", "down", [("a", "x")]),
