@@ -2932,6 +2932,16 @@ def test_a_bad_time_from_python_names_its_parameter(embedded, value, says):
         run_query(embedded, "upstream", {"entity": LTV, "as_of": value})
 
 
+@pytest.mark.parametrize("entity", [FCT, LTV, OM_ORDERS])
+def test_entity_state_names_the_version_each_value_was_set_in_as_entity_history_does(embedded, entity):
+    """ut40 #5: entity-state left set_in_version empty on every DataHub row, where entity-history shows the
+    aspect version the same MCL generated."""
+    history = {r["event"]: r["current_version"] for r in run_query(embedded, "entity-history", {"entity": entity}).dicts()}
+    rows = run_query(embedded, "entity-state", {"entity": entity}).dicts()
+    assert rows and all(r["set_in_version"] == history[r["event"]] for r in rows)
+    assert any(r["set_in_version"] is not None for r in rows)
+
+
 def test_a_bound_finer_than_a_millisecond_counts_no_event_outside_it(embedded):
     """ut40 #3: since 08:00:00.0005 listed the events of 08:00:00.000, which lie before it (the fraction
     was cut); and 08:00Z, ISO-8601 without seconds, was refused though 08:00 without a zone was read."""
