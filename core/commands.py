@@ -52,9 +52,10 @@ def _run_vocab(args: argparse.Namespace) -> int:
 def _configure_map(p: argparse.ArgumentParser) -> None:
     p.add_argument("inputs", nargs="+", metavar="INPUT", help="JSONL files (optionally .gz), folders or globs")
     p.add_argument("--out", required=True, type=output_file,
-                   help="N-Triples file to write (distinct triples, sorted; missing folders are created)")
+                   help="N-Triples file to write (distinct triples, sorted; .gz, .bz2 or .deflate compresses; "
+                        "missing folders are created)")
     p.add_argument("--quarantine", required=True, type=output_file,
-                   help="JSONL file for the quarantined lines (not an input, not --out)")
+                   help="JSONL file for the quarantined lines (not an input, not --out; compressed by its suffix too)")
     p.add_argument("--family", default="auto", choices=["auto", *rules()["families"]])
     p.add_argument("--format", choices=["text", "json"], default="text")
 

@@ -32,14 +32,11 @@ helpers they share, ``generate_vocab`` the fake company's names.
 
 from __future__ import annotations
 
-import bz2 as _bz2
-import gzip as _gzip
 import heapq
 import json
 import queue
 import random
 import threading
-import zlib
 from collections import deque
 from pathlib import Path
 from typing import Iterator
@@ -50,7 +47,7 @@ from changeprov.generate_openmetadata import _OpenMetadataEvents
 from changeprov.generate_state import CT, _OM_PATH, _Pool, _ref, _uid, _uuid5, dumps
 from changeprov.generate_vocab import DB_SERVICES, DH_DOMAINS, DOMAINS, FIRST, LAST, OTHER_TAGS, PII_DESC, TEAMS, TIERS
 from changeprov.errors import InputError
-from changeprov.mapping.inputs import HADOOP_ONLY_CODECS, codec_of, replaced_on_success
+from changeprov.mapping.inputs import HADOOP_ONLY_CODECS, codec_of, compressing, replaced_on_success
 
 __all__ = ["generate", "iter_lines", "FAMILIES", "HOSTILE_KINDS", "EXPECTED_REASONS"]
 
@@ -293,34 +290,6 @@ def iter_lines(events: int, seed: int = 0, hostile_share: float = 0.01, *,
         yield item
 
 
-def _gzip_sink(raw):
-    return _gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=1, mtime=0)
-
-
-class _DeflateSink:
-    """Hadoop's DeflateCodec: one zlib stream (mapping.inputs reads it back)."""
-
-    def __init__(self, raw):
-        self._raw, self._z = raw, zlib.compressobj(1)
-
-    def write(self, data: bytes) -> None:
-        self._raw.write(self._z.compress(data))
-
-    def close(self) -> None:
-        self._raw.write(self._z.flush())
-
-
-def _sink(raw, codec: str | None):
-    """The writer for the output's compression suffix, as `map` and `export` read it."""
-    if codec == ".gz":
-        return _gzip_sink(raw)
-    if codec == ".bz2":
-        return _bz2.BZ2File(raw, "wb", compresslevel=1)
-    if codec == ".deflate":
-        return _DeflateSink(raw)
-    return raw
-
-
 def generate(path, *, events: int, seed: int = 0, hostile_share: float = 0.01, days: int = DAYS,
              gzip: bool | None = None, part: tuple[int, int] | None = None) -> dict:
     """Write ``events`` JSONL lines to ``path``, compressed by its suffix as `map` and `export` read
@@ -374,7 +343,7 @@ def generate(path, *, events: int, seed: int = 0, hostile_share: float = 0.01, d
     error = []
 
     with replaced_on_success(Path(path)) as raw:
-        sink = _sink(raw, codec)
+        sink = compressing(raw, codec)
 
         def writer():
             try:

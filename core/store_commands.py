@@ -62,7 +62,7 @@ def _jobs(text: str) -> int | None:
 
 def configure_load(p: argparse.ArgumentParser) -> None:
     p.add_argument("export_dir", metavar="DIR|FILE.nt",
-                   help="a committed `changeprov export` folder, or an N-Triples file (.nt, .nt.gz) such as "
+                   help="a committed `changeprov export` folder, or an N-Triples file (.nt, .nt.gz, .nt.bz2, .nt.deflate) such as "
                         "`changeprov map` writes")
     p.add_argument("--jobs", type=_jobs, default=None, metavar="N|auto",
                    help="embedded store: load the files in N groups by N threads, each group atomic. "

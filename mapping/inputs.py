@@ -89,8 +89,12 @@ def expand_inputs(inputs: Iterable[str]) -> list[Path]:
         for m in matches:
             p = Path(m)
             if p.is_dir():
-                found.extend(sorted(q for q in p.rglob("*") if q.is_file() and q.name.lower().endswith(SUFFIXES)
-                                    and not q.name.startswith((".", "_"))))
+                inside = sorted(q for q in p.rglob("*") if q.is_file() and q.name.lower().endswith(SUFFIXES)
+                                and not q.name.startswith((".", "_")))
+                if not inside:  # a run pointed at the wrong folder must not report success (ut40b #4)
+                    raise InputError(f"{m}: a folder with no event files (*.jsonl, *.json or *.ndjson, "
+                                     f"optionally {', '.join(CODECS)}) in it or below it")
+                found.extend(inside)
             elif p.is_file():
                 found.append(p)
             else:
@@ -206,6 +210,47 @@ def check_outputs(outputs: Sequence[Path], inputs: Sequence[Path] = ()) -> None:
 def _file_id(path: Path) -> tuple[int, int]:
     st = os.stat(path)
     return st.st_dev, st.st_ino
+
+
+class _DeflateWriter:
+    """Hadoop's DeflateCodec: one zlib stream (``open_input`` reads it back)."""
+
+    def __init__(self, raw: BinaryIO):
+        self._raw, self._z = raw, zlib.compressobj(1)
+
+    def write(self, data: bytes) -> None:
+        self._raw.write(self._z.compress(data))
+
+    def close(self) -> None:
+        self._raw.write(self._z.flush())
+
+
+def compressing(raw: BinaryIO, codec: str | None):
+    """A writer over ``raw`` for the compression suffix ``codec`` (``codec_of``), as ``open_input``
+    reads it back: gzip without a name or time (byte-identical for the same data), bz2, Hadoop's
+    deflate; ``raw`` itself for none. Closing it ends the stream and leaves ``raw`` open."""
+    if codec == ".gz":
+        return gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=1, mtime=0)
+    if codec == ".bz2":
+        return bz2.BZ2File(raw, "wb", compresslevel=1)
+    if codec == ".deflate":
+        return _DeflateWriter(raw)
+    return raw
+
+
+@contextmanager
+def written_on_success(target: Path) -> Iterator[BinaryIO]:
+    """``replaced_on_success``, compressed by the target's suffix (``compressing``): ``out.nt.gz`` is
+    gzip, as its name says and ``load`` reads it. A suffix only Hadoop reads is refused."""
+    codec = codec_of(target)
+    if codec in HADOOP_ONLY_CODECS:
+        raise InputError(f"{target}: cannot write {HADOOP_ONLY_CODECS[codec]} ({codec}); name it without a "
+                         f"suffix or with {', '.join(CODECS)}")
+    with replaced_on_success(target) as raw:
+        writer = compressing(raw, codec)
+        yield writer
+        if writer is not raw:
+            writer.close()
 
 
 @contextmanager

@@ -16,7 +16,7 @@ from pyoxigraph import RdfFormat, Triple, serialize
 
 from changeprov.errors import InputError
 from changeprov.mapping.decode import Quarantine
-from changeprov.mapping.inputs import check_outputs, display_name, expand_inputs, read_lines, replaced_on_success
+from changeprov.mapping.inputs import check_outputs, display_name, expand_inputs, read_lines, written_on_success
 from changeprov.mapping.mapper import MAPPERS, Result, map_line
 from changeprov.mapping.vocab import RDF_TYPE, om
 
@@ -84,7 +84,7 @@ def map_to_files(inputs: Iterable[str], out: str | Path, quarantine: str | Path,
     real = Path(os.path.realpath(out))
     beside = real.parent if real.is_file() or not real.exists() else None  # --out /dev/null: the system's
     # an OSError writing the runs is reported as one writing ``out``, naming the run file
-    with replaced_on_success(quarantine) as qf, replaced_on_success(out) as of, \
+    with written_on_success(quarantine) as qf, written_on_success(out) as of, \
             tempfile.TemporaryDirectory(prefix=".changeprov-map-", dir=beside) as tmp:
         runs = _SortedRuns(Path(tmp) / "run", run_lines)
         first = _FirstSeen()

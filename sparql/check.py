@@ -225,18 +225,28 @@ def shacl_checks(store: TripleStore, *, limit: int) -> list[CheckResult]:
 
 
 def sparql_syntax_problem(text: str) -> str | None:
-    """None when ``text`` parses as a SPARQL 1.1 query or update, else the parser's message (line, column)."""
+    """None when ``text`` parses as a SPARQL 1.1 query or update, else the parser's message (line,
+    column), or the prefix it uses without declaring it (which no engine runs: ut40b #2)."""
     from rdflib.plugins.sparql.parser import parseQuery, parseUpdate
+
+    from rdflib.plugins.sparql import processor
 
     try:
         parseQuery(text)
-        return None
+        translate = processor.prepareQuery
     except Exception as query_error:  # noqa: BLE001 - pyparsing's exceptions carry the position
         try:
             parseUpdate(text)
-            return None
+            translate = processor.prepareUpdate
         except Exception:  # noqa: BLE001
             return " ".join(str(query_error).split())
+
+    try:
+        translate(text)
+    except Exception as exc:  # noqa: BLE001 - only an undeclared prefix is the query's fault for sure
+        if "Unknown namespace prefix" in str(exc):
+            return f"the prefix {str(exc).rsplit(':', 1)[-1].strip()}: is not declared"
+    return None
 
 
 def run_checks(store: TripleStore | None, *, limit: int = 10, extra_queries: Mapping[str, str] | None = None,

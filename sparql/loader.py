@@ -41,7 +41,7 @@ import pyoxigraph as ox
 from changeprov.errors import ChangeprovError, InputError
 from changeprov.exportlayout import (lock_holder, manifest_runs, parse_manifest, run_ids, running_export,
                                      written_by_a_run)
-from changeprov.mapping.inputs import READ_ERRORS, local_path, open_input
+from changeprov.mapping.inputs import HADOOP_ONLY_CODECS, READ_ERRORS, codec_of, local_path, open_input
 from changeprov.sparql.stores import NTriplesSyntaxError, TripleStore, shift_lines
 
 LEFTOVER_PREFIXES = ("_temporary", "_staging-", ".spark-staging-")
@@ -124,9 +124,10 @@ def loadable_files(path: str | Path) -> tuple[list[Path], Path, bool]:
     committed partitions of an export folder, or one N-Triples file (``changeprov map --out``, ut22 M2)."""
     root = export_root(path)
     if root.is_file():
-        if not root.name.endswith((".nt", ".nt.gz")):
-            raise InputError(f"{root} is neither an export folder nor an N-Triples file (*.nt or *.nt.gz, as "
-                             "`changeprov map --out` writes)")
+        name, codec = root.name.lower(), codec_of(root)
+        if not name[:len(name) - len(codec or "")].endswith(".nt") or codec in HADOOP_ONLY_CODECS:
+            raise InputError(f"{root} is neither an export folder nor an N-Triples file (*.nt, or *.nt.gz, "
+                             "*.nt.bz2, *.nt.deflate, as `changeprov map --out` writes them)")
         return [root], root.parent, False
     return committed_partitions(root), root, True
 

@@ -186,6 +186,11 @@ def test_a_query_file_that_does_not_parse_is_an_error_not_sound(tmp_path, capsys
     bad.write_text("SELECT WHERE {\n")
     assert main(["check", "--query-file", str(bad)]) == 2
     assert "bad.rq: not valid SPARQL: Expected SelectQuery, found 'WHERE'" in capsys.readouterr().err
+    # ut40b #2: a prefix used and not declared parses, yet no engine runs it (query --file refuses it)
+    undeclared = tmp_path / "undeclared.rq"
+    undeclared.write_text("SELECT ?x WHERE { ?x om-event:nosuchTerm ?y }\n")
+    assert main(["check", "--query-file", str(undeclared)]) == 2
+    assert "undeclared.rq: not valid SPARQL: the prefix om-event: is not declared" in capsys.readouterr().err
     good = tmp_path / "good.rq"
     good.write_text(PREFIXES + "SELECT ?e WHERE { ?e om:timestamp ?t }\n")
     assert main(["check", "--query-file", str(good)]) == 0

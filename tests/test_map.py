@@ -185,9 +185,9 @@ def test_an_interrupted_run_leaves_no_file_and_keeps_the_old_one(log, tmp_path, 
 
 
 def test_generate_failing_while_writing_leaves_no_file(tmp_path, monkeypatch):
-    def disk_full(_raw):
+    def disk_full(_raw, _codec):
         raise OSError(28, "No space left on device")
-    monkeypatch.setattr(generate_module, "_gzip_sink", disk_full)
+    monkeypatch.setattr(generate_module, "compressing", disk_full)
     with pytest.raises(InputError, match="cannot write .*events.jsonl.gz: No space left"):
         generate(tmp_path / "events.jsonl.gz", events=10)
     assert list(tmp_path.iterdir()) == []
@@ -261,6 +261,40 @@ def test_compressed_inputs_are_read_by_their_suffix_in_any_case_as_hadoop_does(l
     assert (tmp_path / "packed.nt").read_bytes() == (tmp_path / "plain.nt").read_bytes()
     # a folder contributes them too
     assert map_to_files([str(tmp_path / "in")], tmp_path / "o.nt", tmp_path / "o-q.jsonl").lines_read == 3
+
+
+@pytest.mark.parametrize("suffix", COMPRESSORS)
+def test_outputs_are_compressed_as_their_names_say_and_load_reads_them(log, tmp_path, suffix):
+    """ut40b #1: `map --out o.nt.gz` wrote plain text under the .gz name, and `load` then failed with
+    "Not a gzipped file"."""
+    import importlib
+
+    from changeprov.sparql.stores import open_store
+
+    map_to_files([str(log)], tmp_path / "plain.nt", tmp_path / "plain-q.jsonl")
+    out, quarantine = tmp_path / f"o.nt{suffix}", tmp_path / f"q.jsonl{suffix}"
+    assert run_map(log, out, quarantine) == 0
+    codec = importlib.import_module(COMPRESSORS[suffix])
+    assert codec.decompress(out.read_bytes()) == (tmp_path / "plain.nt").read_bytes()
+    assert codec.decompress(quarantine.read_bytes()) == (tmp_path / "plain-q.jsonl").read_bytes()
+    assert main(["load", str(out), "--store", str(tmp_path / "st")]) == 0
+    with open_store("embedded", path=tmp_path / "st", read_only=True) as store:
+        assert store.count() == len((tmp_path / "plain.nt").read_bytes().splitlines())
+
+
+def test_an_output_only_hadoop_compresses_is_refused_before_the_work(log, tmp_path, capsys):
+    assert run_map(log, tmp_path / "o.nt.zst", tmp_path / "q.jsonl") == 2
+    assert "o.nt.zst: cannot write Zstandard (.zst)" in capsys.readouterr().err
+    assert not (tmp_path / "q.jsonl").exists()
+
+
+def test_a_folder_with_no_event_files_is_an_error_not_an_empty_run(tmp_path, capsys):
+    """ut40b #4: a folder holding only a readme mapped 0 lines with exit 0, where a glob that matches
+    nothing is an error: a nightly job pointed at the wrong folder reported success."""
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "readme.txt").write_text("not events\n")
+    assert run_map(tmp_path / "in", tmp_path / "o.nt", tmp_path / "q.jsonl") == 2
+    assert "a folder with no event files" in capsys.readouterr().err
 
 
 def test_a_deflate_input_cut_short_is_an_error_naming_the_file(log, tmp_path, capsys):

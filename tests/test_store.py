@@ -309,7 +309,7 @@ def test_load_takes_the_reference_mappers_n_triples_file(tmp_path, capsys, gz):
         assert store.count() == len(map_corpus(tmp_path).read_bytes().splitlines()) > 1000
     (tmp_path / "notes.txt").write_text("x")
     assert main(["load", str(tmp_path / "notes.txt"), "--store", str(tmp_path / "db2")]) == 2
-    assert "is neither an export folder nor an N-Triples file (*.nt or *.nt.gz" in capsys.readouterr().err
+    assert "is neither an export folder nor an N-Triples file (*.nt, or *.nt.gz" in capsys.readouterr().err
     assert not (tmp_path / "db2").exists()
 
 
