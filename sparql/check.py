@@ -227,9 +227,8 @@ def shacl_checks(store: TripleStore, *, limit: int) -> list[CheckResult]:
 def sparql_syntax_problem(text: str) -> str | None:
     """None when ``text`` parses as a SPARQL 1.1 query or update, else the parser's message (line,
     column), or the prefix it uses without declaring it (which no engine runs: ut40b #2)."""
-    from rdflib.plugins.sparql.parser import parseQuery, parseUpdate
-
     from rdflib.plugins.sparql import processor
+    from rdflib.plugins.sparql.parser import parseQuery, parseUpdate
 
     try:
         parseQuery(text)

@@ -283,7 +283,6 @@ def _clock_skew(store: TripleStore, bound: Mapping, _rows: Rows) -> list[str]:
             f"change as out-of-order"]
 
 
-#: ``# if-rows: NAME`` checks: rows → notes explaining an answer
 def _former_names(store: TripleStore, _bound: Mapping, rows: Rows) -> list[str]:
     """A row found by a name a renamed OpenMetadata entity gave up: passed as entity=, that name names
     the entity that holds it now (ut40 #6), so say which name names this one."""
@@ -299,7 +298,9 @@ def _former_names(store: TripleStore, _bound: Mapping, rows: Rows) -> list[str]:
     return out[:5] + ([f"... and {len(out) - 5} more former names"] if len(out) > 5 else [])
 
 
-ROW_CHECKS = {"former-names": _former_names, "datahub-views": _datahub_views, "impersonations": _impersonations, "clock-skew": _clock_skew,
+#: ``# if-rows: NAME`` checks: rows → notes explaining an answer
+ROW_CHECKS = {"datahub-views": _datahub_views, "impersonations": _impersonations, "clock-skew": _clock_skew,
+              "former-names": _former_names,
               "unknown-version": lambda store, bound, _rows: _versions_note(store, bound),
               "no-creation": lambda store, bound, _rows: _no_creation(store, bound)}
 
