@@ -76,12 +76,51 @@ def local_path(item: str, *, command: str, hint: str = "") -> str:
     return item if path is None else path
 
 
-def expand_inputs(inputs: Iterable[str]) -> list[Path]:
+def input_list(inputs: str | os.PathLike | Iterable[str | os.PathLike]) -> list[str]:
+    """The inputs as a list of path texts: one path given alone (a str or a Path) is one input, not a
+    sequence of one-character paths, the first of which is ``/`` (ut40c #1).
+
+    >>> input_list("/data/a.jsonl"), input_list([Path("a.jsonl"), "b/"])
+    (['/data/a.jsonl'], ['a.jsonl', 'b/'])
+    """
+    if isinstance(inputs, (str, bytes, os.PathLike)):
+        inputs = [inputs]
+    out = []
+    for item in inputs:
+        if not isinstance(item, (str, os.PathLike)):
+            raise InputError(f"an input must be a path (str or Path), not {type(item).__name__}: {item!r:.80}")
+        out.append(os.fspath(item))
+    return out
+
+
+def _is_export(folder: Path) -> bool:
+    """A changeprov export (committed or being written): its manifest and triples, or a _SUCCESS marker."""
+    return (folder / "_SUCCESS").is_file() or ((folder / "manifest.json").is_file() and (folder / "triples").is_dir())
+
+
+def _event_files(folder: Path) -> list[Path]:
+    """The JSONL files in ``folder`` and below, sorted: not hidden ones (a file or folder name starting
+    with ``.`` or ``_``, as Spark lists a folder), and none inside an earlier export, whose manifest and
+    quarantine are JSON too (ut40c #2: a nightly export written below its input folder read them)."""
+    exports: dict[Path, bool] = {}
+    found = []
+    for q in folder.rglob("*"):
+        rel = q.relative_to(folder).parts
+        if not q.name.lower().endswith(SUFFIXES) or any(part.startswith((".", "_")) for part in rel):
+            continue
+        parents = [folder.joinpath(*rel[:k]) for k in range(1, len(rel))]
+        if any(exports.setdefault(d, _is_export(d)) for d in parents) or not q.is_file():
+            continue
+        found.append(q)
+    return sorted(found)
+
+
+def expand_inputs(inputs: str | os.PathLike | Iterable[str | os.PathLike]) -> list[Path]:
     """Files named directly, every JSONL file under named folders, and glob matches; sorted, unique.
     An input may be a ``file:`` URI, as ``export`` takes it; another scheme is `map`'s InputError (the
     export passes those to Spark)."""
     found: list[Path] = []
-    for given in inputs:
+    for given in input_list(inputs):
         item = local_path(given, command="map", hint="; `export` reads any Hadoop path")
         matches = sorted(glob.glob(item, recursive=True)) if glob.has_magic(item) else [item]
         if not matches:
@@ -89,8 +128,9 @@ def expand_inputs(inputs: Iterable[str]) -> list[Path]:
         for m in matches:
             p = Path(m)
             if p.is_dir():
-                inside = sorted(q for q in p.rglob("*") if q.is_file() and q.name.lower().endswith(SUFFIXES)
-                                and not q.name.startswith((".", "_")))
+                if _is_export(p):
+                    raise InputError(f"{m}: a changeprov export folder (_SUCCESS, manifest.json), not event files")
+                inside = _event_files(p)
                 if not inside:  # a run pointed at the wrong folder must not report success (ut40b #4)
                     raise InputError(f"{m}: a folder with no event files (*.jsonl, *.json or *.ndjson, "
                                      f"optionally {', '.join(CODECS)}) in it or below it")

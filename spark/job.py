@@ -30,6 +30,7 @@ from changeprov import __version__
 from changeprov.errors import InputError, SparkError
 from changeprov.exportlayout import COMPRESSIONS, MODES, iso_seconds, manifest_runs, parse_manifest
 from changeprov.mapping.decode import BOM, BOM_DETAIL, RAW_LIMIT, REASONS
+from changeprov.mapping.inputs import input_list
 from changeprov.mapping.vocab import rules
 from changeprov.ontology import VERSION_IRI
 from changeprov.spark.commit import _commit, committed_manifest, describe_replaced, remove_uncommitted, replaced_export
@@ -289,6 +290,7 @@ def resolve_inputs(inputs: Sequence[str]) -> list[str]:
     other Hadoop paths (scheme://…) are passed to Spark as they are."""
     from changeprov.mapping.inputs import expand_inputs, scheme_of
 
+    inputs = input_list(inputs)
     remote = [i for i in inputs if scheme_of(i)]
     local = [i for i in inputs if i not in remote]  # plain paths and file: URIs, as `map` reads them
     files = [local_input(p) for p in expand_inputs(local)] if local else []
@@ -330,6 +332,7 @@ def export(spark: SparkSession, inputs: Sequence[str], out: str, *, family: str 
         raise InputError(f"--compress must be one of {', '.join(COMPRESSIONS)}")
     if family != "auto" and family not in FAMILIES:
         raise InputError(f"--family must be auto or one of {', '.join(FAMILIES)}")
+    inputs = input_list(inputs)  # one path given alone is one input
     if not inputs:
         raise InputError("no input given")
     check_out_folder(out)

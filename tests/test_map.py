@@ -288,6 +288,31 @@ def test_an_output_only_hadoop_compresses_is_refused_before_the_work(log, tmp_pa
     assert not (tmp_path / "q.jsonl").exists()
 
 
+def test_one_path_given_alone_is_one_input_and_earlier_exports_in_a_folder_are_not_events(log, tmp_path):
+    """ut40c #1: map_to_files("/x/events.jsonl", ...) read the path character by character (the first
+    input "/": a walk of the whole file system); ut40c #2: an earlier export below the input folder (its
+    manifest.json and quarantine/part-*.jsonl) was read as events, and so were hidden folders' files."""
+    from changeprov.mapping.inputs import expand_inputs
+
+    folder = tmp_path / "in"
+    (folder / "night1" / "triples").mkdir(parents=True)
+    (folder / "night1" / "quarantine").mkdir()
+    (folder / "night1" / "manifest.json").write_text('{"run": 1}\n')
+    (folder / "night1" / "quarantine" / "part-00000.jsonl").write_text('{"reason": "X"}\n')
+    for hidden in ("_temporary", ".spark"):
+        (folder / hidden).mkdir()
+        (folder / hidden / "part-00000.jsonl").write_text("{}\n")
+    events = folder / "events.jsonl"
+    events.write_bytes(log.read_bytes())
+    assert expand_inputs(str(folder)) == expand_inputs([folder]) == [events.resolve()]
+    alone = map_to_files(str(events), tmp_path / "a.nt", tmp_path / "a-q.jsonl")
+    assert alone.as_dict() == map_to_files([str(folder)], tmp_path / "b.nt", tmp_path / "b-q.jsonl").as_dict()
+    with pytest.raises(InputError, match="a changeprov export folder"):
+        expand_inputs([str(folder / "night1")])
+    with pytest.raises(InputError, match="an input must be a path"):
+        expand_inputs([3])
+
+
 def test_a_folder_with_no_event_files_is_an_error_not_an_empty_run(tmp_path, capsys):
     """ut40b #4: a folder holding only a readme mapped 0 lines with exit 0, where a glob that matches
     nothing is an error: a nightly job pointed at the wrong folder reported success."""
