@@ -135,11 +135,8 @@ def _part(text: str) -> tuple[int, int]:
 def _run_generate(args: argparse.Namespace) -> int:
     import json
 
-    from changeprov.errors import InputError
     from changeprov.generate import generate
 
-    if args.events < 0 or not 0 <= args.hostile_share <= 1 or args.days < 1:
-        raise InputError("--events must be >= 0, --hostile-share between 0 and 1 and --days at least 1")
     summary = generate(args.out, events=args.events, seed=args.seed, hostile_share=args.hostile_share,
                        days=args.days, part=args.part)
     print(json.dumps(summary, indent=2, sort_keys=True))

@@ -48,6 +48,7 @@ from changeprov.generate_state import CT, _OM_PATH, _Pool, _ref, _uid, _uuid5, d
 from changeprov.generate_vocab import DB_SERVICES, DH_DOMAINS, DOMAINS, FIRST, LAST, OTHER_TAGS, PII_DESC, TEAMS, TIERS
 from changeprov.errors import InputError
 from changeprov.mapping.inputs import HADOOP_ONLY_CODECS, codec_of, compressing, replaced_on_success
+from changeprov.mapping.terms import MAX_MS
 
 __all__ = ["generate", "iter_lines", "FAMILIES", "HOSTILE_KINDS", "EXPECTED_REASONS"]
 
@@ -259,18 +260,31 @@ _FALLBACK_MCL = {"entityType": "dataset", "entityUrn": "urn:li:dataset:(urn:li:d
 # ------------------------------------------------------------------ public API
 
 
+#: the most days the events may span: the last (a day or so after the span) stays a valid time
+MAX_DAYS = (MAX_MS - START_MS) // 86_400_000 - 366
+
+
+def check_options(events: object, hostile_share: object, days: object) -> None:
+    """InputError naming the option that is out of range or of the wrong type (the library's and the
+    CLI's one check: ut40c #4, #5)."""
+    if isinstance(events, bool) or not isinstance(events, int) or events < 0:
+        raise InputError(f"events must be an int >= 0, not {events!r:.40}")
+    if isinstance(hostile_share, bool) or not isinstance(hostile_share, (int, float)) \
+            or not 0 <= hostile_share <= 1:  # NaN fails both comparisons
+        raise InputError(f"hostile share must be a number between 0 and 1, not {hostile_share!r:.40}")
+    if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= MAX_DAYS:
+        raise InputError(f"days must be an int from 1 to {MAX_DAYS:,} (the events end before year 10000), "
+                         f"not {days!r:.40}")
+
+
 def iter_lines(events: int, seed: int = 0, hostile_share: float = 0.01, *,
                days: int = DAYS) -> Iterator[tuple[str, str]]:
     """Yield (kind, line) for each of ``events`` lines; kind is a family name or a hostile kind.
 
     ``days``: the time span the events are spread over (from 2024-01-01)."""
-    events = int(events)
-    if events <= 0:
+    check_options(events, hostile_share, days)
+    if events == 0:
         return
-    if not 0 <= hostile_share <= 1:
-        raise ValueError("hostile_share must be between 0 and 1")
-    if days < 1:
-        raise ValueError("days must be at least 1")
     g = _Gen(events, seed, days)
     n_hostile = min(events, int(round(events * hostile_share)))
     pending = deque()
@@ -324,6 +338,9 @@ def generate(path, *, events: int, seed: int = 0, hostile_share: float = 0.01, d
     >>> [p["lines"] for p in parts], parts[1]["part"]
     ([100, 100, 100], [2, 3])
     """
+    check_options(events, hostile_share, days)
+    if part is not None and not (isinstance(part, tuple) and len(part) == 2):
+        raise InputError(f"part must be (i, k) with 1 <= i <= k, not {part!r:.40}")
     codec = codec_of(path) if gzip is None else ".gz" if gzip else None
     if codec in HADOOP_ONLY_CODECS:
         raise InputError(f"{path}: generate writes plain JSONL or .gz, .bz2 or .deflate, not {codec} "

@@ -412,7 +412,7 @@ def _as_text(p: Param, value: object) -> str:
                 value = value.astimezone(_dt.timezone.utc).replace(tzinfo=None)
         except OverflowError:
             raise InputError(f"parameter {p.name}: {value} is out of range in UTC") from None
-        return value.isoformat(timespec="milliseconds") + "Z"
+        return value.isoformat(timespec="microseconds") + "Z"  # parse_time rounds a start up (ut40c #3)
     if isinstance(value, _dt.date) and timed:
         return value.isoformat()
     if isinstance(value, int) and not isinstance(value, bool) and p.type in ("time", "time-end", "decimal", "integer"):

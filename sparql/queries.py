@@ -10,6 +10,7 @@ from typing import Mapping
 
 import pyoxigraph as ox
 
+from changeprov.errors import InputError
 from changeprov.mapping.vocab import OM_EVENT
 from changeprov.sparql.lineage import DRIVERS, collect
 from changeprov.sparql.notes import _IS_COLUMN, EMPTY_CHECKS, ROW_CHECKS, _instant
@@ -78,9 +79,16 @@ def run_construct(store: TripleStore, q: NamedQuery | str, values: Mapping[str, 
 
 def _prepared(store: TripleStore, q: NamedQuery | str, values: Mapping[str, object] | None, *,
               allow_service: bool, now_ms: int | None) -> tuple[NamedQuery, dict, list[str]]:
-    """(the query, its bound parameters, the notes so far), SERVICE refused first."""
+    """(the query, its bound parameters, the notes so far), SERVICE refused first. A value of the wrong
+    kind is an InputError naming it, not an AttributeError from deep inside (ut40c #6)."""
+    if not isinstance(store, TripleStore):
+        raise InputError(f"store must be an open store (open_store(...)), not {type(store).__name__}")
     if isinstance(q, str):
         q = get_query(q)
+    elif not isinstance(q, NamedQuery):
+        raise InputError(f"query must be a name or a NamedQuery (get_query, load_query_file), not {type(q).__name__}")
+    if values is not None and not isinstance(values, Mapping):
+        raise InputError(f"parameters must be a mapping of name to value, not {type(values).__name__}")
     refuse_service(q.text, allow_service=allow_service)
     unfinished = store.unfinished_load()  # a library caller sees no warning on stderr (ut19 #5)
     notes: list[str] = [unfinished] if unfinished else []

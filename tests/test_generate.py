@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import re
 from collections import Counter
 
 import pytest
@@ -194,8 +195,25 @@ def test_days_sets_the_time_span():
     short, default = days_of(7), days_of(730)
     assert min(short) == dt.date(2024, 1, 1) and max(short) <= dt.date(2024, 1, 9)
     assert len(default) > 100
-    with pytest.raises(ValueError):
+    with pytest.raises(InputError, match="days must be an int from 1"):
         list(iter_lines(10, days=0))
+
+
+@pytest.mark.parametrize("options, says", [
+    ({"events": -1}, "events must be an int >= 0, not -1"),
+    ({"events": "5"}, "events must be an int >= 0, not '5'"),
+    ({"hostile_share": 2}, "hostile share must be a number between 0 and 1, not 2"),
+    ({"hostile_share": float("nan")}, "hostile share must be a number between 0 and 1, not nan"),
+    ({"days": 0}, "days must be an int from 1 to"),
+    ({"days": 100_000_000}, "days must be an int from 1 to 2,912,807 (the events end before year 10000)"),
+    ({"part": "1/2"}, "part must be (i, k) with 1 <= i <= k, not '1/2'"),
+])
+def test_generate_from_python_checks_its_options_as_the_command_does(tmp_path, options, says):
+    """ut40c #4, #5: generate() wrote an empty log for events=-1 and raised plain ValueError / TypeError for
+    the others; --days 100000000 wrote times in the year 80,000, which map then quarantined."""
+    with pytest.raises(InputError, match=re.escape(says)):
+        generate(tmp_path / "e.jsonl", **{"events": 10, **options})
+    assert not (tmp_path / "e.jsonl").exists()
 
 
 @pytest.mark.parametrize("name", ["events.jsonl.bz2", "events.jsonl.deflate", "EVENTS.JSONL.GZ"])

@@ -2956,6 +2956,23 @@ def test_a_bound_finer_than_a_millisecond_counts_no_event_outside_it(embedded):
     assert first not in times(since=at + ".0005Z") and first not in times(since=at[:16] + ":00.000001+00:00")
     assert first in times(until=at + ".0005Z") and first not in times(until=at[:16] + ":00+00:01")  # 07:59Z
     assert times(since=at[:16] + "+00:00") == times(since=first)
+    # ut40c #3: a datetime with microseconds is the same bound as its text (it was cut to milliseconds)
+    instant = _dt.datetime.fromisoformat(first.replace("Z", "+00:00"))
+    assert first not in times(since=instant + _dt.timedelta(microseconds=1))
+    assert first in times(since=instant) and first in times(until=instant + _dt.timedelta(microseconds=999))
+
+
+@pytest.mark.parametrize("args, says", [
+    ((None, "entity-history", {}), "store must be an open store"),
+    (("STORE", None, {}), "query must be a name or a NamedQuery"),
+    (("STORE", 5, {}), "query must be a name or a NamedQuery (get_query, load_query_file), not int"),
+    (("STORE", "entity-history", [("entity", OM_ORDERS)]), "parameters must be a mapping of name to value, not list"),
+])
+def test_arguments_of_the_wrong_kind_from_python_are_input_errors(embedded, args, says):
+    """ut40c #6: these were AttributeError / TypeError from deep inside run_query."""
+    store, *rest = args
+    with pytest.raises(InputError, match=re.escape(says)):
+        run_query(embedded if store == "STORE" else store, *rest)
 
 
 @pytest.mark.parametrize("query, params", [("entity-history", {"entity": "ab\udcffcd"}),
