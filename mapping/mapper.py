@@ -86,7 +86,8 @@ def map_event(obj: dict, *, family: str = "auto") -> tuple[str, list[Triple]]:
         if family not in MAPPERS:
             raise ValueError(f"unknown family {family!r}; choose from auto, {', '.join(MAPPERS)}")
         if detected != family:
-            raise Rejected("UNKNOWN_FAMILY", f"not a {family} event (looks like {detected or 'nothing known'})")
+            raise Rejected("UNKNOWN_FAMILY",
+                           f"not an event of the {family} family (looks like {detected or 'no known family'})")
     if detected is None:
         raise Rejected("UNKNOWN_FAMILY", "no event family matches the keys "
                        + ", ".join(sorted(map(str, obj))[:12]) + nearest_family(obj))

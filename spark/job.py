@@ -169,8 +169,8 @@ def force_family(family: str) -> Callable[[DataFrame], DataFrame]:
     def apply(df: DataFrame) -> DataFrame:
         wrong = F.col("rejected").isNull() & ~F.col("blank") & (
             F.col("family").isNull() | (F.col("family") != family))
-        looks_like = F.coalesce(F.col("family"), F.lit("nothing known"))
-        detail = F.concat(F.lit(f"not a {family} event (looks like "), looks_like, F.lit(")"))
+        looks_like = F.coalesce(F.col("family"), F.lit("no known family"))
+        detail = F.concat(F.lit(f"not an event of the {family} family (looks like "), looks_like, F.lit(")"))
         return add_stages(df, [{"rejected": F.when(wrong, reject("UNKNOWN_FAMILY", detail)).otherwise(F.col("rejected"))},
                                {"family": F.when(~wrong, F.col("family"))}])
 

@@ -167,3 +167,24 @@ def test_the_export_words_every_quarantine_reason_as_the_reference_does(spark, s
              for i, (raw, g, w) in enumerate(zip(lines, got, want), start=1)
              if g[0] != w[0] or (g[1] != w[1] and not (g[1] or "").endswith(PARSER_WORDED))]
     assert not diffs, f"{len(diffs)} of {len(lines)} lines differ:\n" + "\n".join(diffs[:15])
+
+
+@pytest.mark.parametrize("family", ["openmetadata", "datahub-mcl"])
+def test_a_forced_family_words_the_lines_of_others_as_the_reference_does(spark, shared_dir, tmp_path, family):
+    """`export --family X` quarantines the lines of other families as `map --family X` does, in the same
+    words (ut40c #8: "not a openmetadata event")."""
+    from changeprov.spark.job import map_lines_for
+
+    lines = [(shared_dir / "corpus" / f).read_bytes().splitlines()[0]
+             for f in ("openmetadata/change_events.jsonl", "datahub/metadata_change_log.jsonl")] + [b'{"hello": 1}']
+    path = tmp_path / "lines.jsonl"
+    path.write_bytes(b"".join(raw + b"\n" for raw in lines))
+    df = spark.read.text(str(path)).withColumn("_n", F.monotonically_increasing_id())
+    got = [(r.reason, r.detail) for r in
+           df.transform(map_lines_for(family)).orderBy("_n").select("reason", "detail").collect()]
+    want = []
+    for raw in lines:
+        q = map_line(raw, family=family).quarantine
+        want.append((q.reason, q.detail) if q else (None, None))
+    assert got == want and sum(w[0] == "UNKNOWN_FAMILY" for w in want) == 2
+    assert f"not an event of the {family} family (looks like " in " ".join(d for _, d in want if d)
