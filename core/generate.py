@@ -339,15 +339,14 @@ def generate(path, *, events: int, seed: int = 0, hostile_share: float = 0.01, d
     ([100, 100, 100], [2, 3])
     """
     check_options(events, hostile_share, days)
-    if part is not None and not (isinstance(part, tuple) and len(part) == 2):
+    # one check of part: anything but a pair of ints 1 <= i <= k (None: the whole log) is refused
+    nth, parts = (1, 1) if part is None else part if isinstance(part, tuple) and len(part) == 2 else (0, 0)
+    if not (isinstance(nth, int) and isinstance(parts, int) and 1 <= nth <= parts):
         raise InputError(f"part must be (i, k) with 1 <= i <= k, not {part!r:.40}")
     codec = codec_of(path) if gzip is None else ".gz" if gzip else None
     if codec in HADOOP_ONLY_CODECS:
         raise InputError(f"{path}: generate writes plain JSONL or .gz, .bz2 or .deflate, not {codec} "
                          f"({HADOOP_ONLY_CODECS[codec]}); name the file .jsonl or .jsonl.gz")
-    nth, parts = part or (1, 1)
-    if not (isinstance(nth, int) and isinstance(parts, int) and 1 <= nth <= parts):
-        raise InputError(f"part must be (i, k) with 1 <= i <= k, not {part!r}")
     first, end = events * (nth - 1) // parts, events * nth // parts
     families = {f: 0 for f in FAMILIES}
     hostile = {k: 0 for k in HOSTILE_KINDS if k not in ("blank", "duplicate")}
