@@ -10,13 +10,12 @@ from typing import Mapping
 
 import pyoxigraph as ox
 
-from changeprov.mapping.vocab import XSD_DECIMAL
+from changeprov.mapping.vocab import OM_ENTITY, XSD_DECIMAL
 from changeprov.sparql.formats import display_text, display_value
 from changeprov.sparql.params import _current_name, user_name
 from changeprov.sparql.query_files import OM_PREFIX
 from changeprov.sparql.stores import Rows, TripleStore
 
-OM_ENTITY = "https://open-metadata.org/entity/"
 _VERSIONED = (OM_PREFIX +
               "ASK {\n#@bindings\n?event om:affectsEntity ?entity ; om:currentVersion ?v }")
 
