@@ -295,7 +295,7 @@ def test_explicit_parallel_load_into_a_store_with_triples_names_partial_failure(
 
 
 @pytest.mark.parametrize("gz", [False, True])
-def test_load_takes_the_reference_mappers_n_triples_file(tmp_path, capsys, gz):
+def test_load_takes_the_reference_mappers_n_triples_file(shared_dir, tmp_path, capsys, gz):  # shared_dir: skip without
     """ut22 M2: `load` took only an export folder, so `map`'s output reached a store only from Python."""
     import gzip
 
