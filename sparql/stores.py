@@ -302,8 +302,15 @@ class TripleStore:
         rows = self.select("SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }")
         return int(rows.rows[0][0].value) if rows.rows and rows.rows[0][0] is not None else 0
 
+    #: set by close(): a closed store refuses every call, as the engine's own store does (ut40c #7)
+    closed = False
+
     def close(self) -> None:
-        pass
+        self.closed = True
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise StoreError(f"{self.description} is closed")
 
     def __enter__(self):
         return self
@@ -469,6 +476,7 @@ class EmbeddedStore(TripleStore):
     def close(self) -> None:
         """Flush and release the store (its lock, for a writer); closing again does nothing. A writer's
         failed flush (a full disk) is a StoreError: it was swallowed with a reader's (mq1 #11)."""
+        self.closed = True
         if self._store is None:
             return
         store, self._store = self._store, None
@@ -539,6 +547,7 @@ class MemoryStore(TripleStore):
     def _query(self, query, bindings):
         from rdflib.plugins.sparql import prepareQuery
 
+        self._check_open()
         try:
             prepared = prepareQuery(query)
         except Exception as exc:  # pyparsing errors
@@ -565,6 +574,7 @@ class MemoryStore(TripleStore):
         return [ox.Triple(*(from_rdflib(x) for x in t)) for t in res]
 
     def load_ntriples(self, stream) -> None:
+        self._check_open()
         data = _binary(stream).read()
         # validate strictly with pyoxigraph first (rdflib's N-Triples parser is more lenient)
         try:
@@ -575,7 +585,12 @@ class MemoryStore(TripleStore):
             self._graph.add((to_rdflib(t.subject), to_rdflib(t.predicate), to_rdflib(t.object)))
 
     def count(self) -> int:
+        self._check_open()
         return len(self._graph)
+
+    def clear(self) -> None:
+        self._check_open()
+        self._graph.remove((None, None, None))
 
 
 # ----------------------------------------------------------------------------- remote (SPARQL 1.1)
@@ -825,6 +840,7 @@ class RemoteStore(TripleStore):
     def _fetch(self, query: str, bindings, accept: str) -> bytes:
         from SPARQLWrapper.SPARQLExceptions import SPARQLWrapperException
 
+        self._check_open()
         text = with_values(query, bindings)
         # the leading comment header is documentation; dropping it keeps SPARQLWrapper's query-type sniffing
         # right. Lines end only at LF, and one with a CR is kept: the engine ends a comment there, and the
@@ -897,6 +913,7 @@ class RemoteStore(TripleStore):
                              f"it sent {data[:60]!r})") from None
 
     def _post(self, url: str, body: bytes, content_type: str, *, sent: int = 0) -> None:
+        self._check_open()
         req = urllib.request.Request(url, data=body, method="POST",
                                      headers={"Content-Type": content_type, **self._headers})
         before = (f"the {sent} batch(es) sent before it stay in the store (a remote load is not atomic): load "

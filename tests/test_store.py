@@ -1035,15 +1035,28 @@ def test_https_to_a_server_that_never_answers_the_handshake_says_so():
 # ----------------------------------------------------------------------------- from Python (ut19)
 
 
-def test_a_closed_store_says_so_and_closes_twice(tmp_path):
-    """ut19 #4: use after close and a second close were AttributeErrors, outside ChangeprovError."""
-    store = open_store("embedded", path=tmp_path / "db", create=True)
+@pytest.mark.parametrize("kind", ["embedded", "memory", "remote"])
+def test_a_closed_store_says_so_and_closes_twice(tmp_path, kind):
+    """ut19 #4: use after close and a second close were AttributeErrors, outside ChangeprovError; ut40c #7:
+    a closed memory store or endpoint still answered (and an endpoint still took data)."""
+    options = {"embedded": {"path": tmp_path / "db", "create": True}, "memory": {},
+               # nothing listens there: a closed store must refuse before any request
+               "remote": {"endpoint": "http://127.0.0.1:9/query", "update_endpoint": "http://127.0.0.1:9/update"}}
+    store = open_store(kind, **options[kind])
+    assert not store.closed
     store.close()
     store.close()
-    with pytest.raises(StoreError, match=re.escape(f"embedded store {tmp_path / 'db'} is closed")):
+    assert store.closed
+    name = {"embedded": f"embedded store {tmp_path / 'db'}", "memory": "rdflib in-memory graph",
+            "remote": "SPARQL endpoint http://127.0.0.1:9/query"}[kind]
+    with pytest.raises(StoreError, match=re.escape(f"{name} is closed")):
         store.count()
     with pytest.raises(StoreError, match="is closed"):
         store.select("SELECT * WHERE { ?s ?p ?o }")
+    with pytest.raises(StoreError, match="is closed"):
+        store.ask("ASK { ?s ?p ?o }")
+    with pytest.raises(StoreError, match="is closed"):
+        store.load_ntriples(io.BytesIO(b"<urn:a> <urn:b> <urn:c> .\n"))
 
 
 @pytest.mark.parametrize("kind, options, message", [
