@@ -84,6 +84,9 @@ def get_session(*, master: str | None = "local[*]", app_name: str = "changeprov"
         builder = builder.config(key, value)
     try:
         session = builder.getOrCreate()
+        # the SQL settings are checked when the session state is first built, which is lazy: without
+        # this, a bad --conf of spark.sql.* failed the first read, as "cannot read the input" (ut40c #8)
+        session.conf.get("spark.sql.shuffle.partitions")
     except Exception as exc:  # the JVM's own error, e.g. a bad --conf or an event log dir that is missing
         raise SparkError(f"Spark could not start: {first_line(exc)}") from None
     session.sparkContext.setLogLevel("ERROR")

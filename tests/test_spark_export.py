@@ -290,16 +290,22 @@ def test_export_warns_of_events_dated_before_2000(spark, tmp_path, capsys):
             "rather than milliseconds?") in capsys.readouterr().err
 
 
-def test_spark_that_cannot_start_is_a_clear_error_not_a_stack_trace(tmp_path):
+@pytest.mark.parametrize("conf, said", [
+    (["spark.eventLog.enabled=true", "spark.eventLog.dir={tmp}/no-such-dir"], "no-such-dir"),
+    # a SQL setting is checked only when the session state is built: it failed the first read, as
+    # "cannot read the input" (ut40c #8)
+    (["spark.sql.shuffle.partitions=abc"], "The value 'abc' in the config \"spark.sql.shuffle.partitions\" is invalid"),
+])
+def test_spark_that_cannot_start_is_a_clear_error_not_a_stack_trace(tmp_path, conf, said):
     # its own process: in this one a SparkSession is already running and would be reused
     (tmp_path / "in.jsonl").write_text("\n")
+    options = [arg for item in conf for arg in ("--conf", item.format(tmp=tmp_path))]
     proc = subprocess.run([sys.executable, "-m", "changeprov.cli", "export", str(tmp_path / "in.jsonl"),
-                           "--out", str(tmp_path / "o"), "--conf", "spark.eventLog.enabled=true",
-                           "--conf", f"spark.eventLog.dir={tmp_path / 'no-such-dir'}"],
+                           "--out", str(tmp_path / "o"), *options],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2, proc.stderr
     assert "changeprov export: error: Spark could not start:" in proc.stderr
-    assert "no-such-dir" in proc.stderr
+    assert said in proc.stderr
     assert "Traceback" not in proc.stderr
 
 
