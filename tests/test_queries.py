@@ -840,6 +840,33 @@ def test_column_tags_of_a_datahub_dataset_are_tag_changes_and_audited(column_tag
     assert [r["field"].value for r in terms] == ["schemaMetadata.ssn.glossaryTerms"]
 
 
+def test_who_changed_a_datahub_columns_tags_lists_the_tags_removed_and_added(column_tags_store, tmp_path):
+    """ut40 #4: a change of a column's tags showed the aspect's kind of change and no values at all; its
+    values are now the URNs it removed and added (JSON arrays), as OpenMetadata's column tag changes."""
+    store, d = column_tags_store
+    rows = run_query(store, get_query("who-changed"), {"entity": d, "field": "globalTags"}).dicts()
+
+    def members(value):
+        return None if value is None else sorted(json.loads(value.value))
+
+    assert [(r["time"].value, r["field_name"].value, r["change"].value, members(r["old_value"]),
+             members(r["new_value"])) for r in rows] == [
+        ("2024-01-01T20:00:00Z", "editableSchemaMetadata.email.globalTags", "added", None, ["urn:li:tag:PII"]),
+        ("2024-01-01T21:00:00Z", "editableSchemaMetadata.email.globalTags", "updated", None, ["urn:li:tag:Gold"]),
+        ("2024-01-01T22:00:00Z", "editableSchemaMetadata.ssn.globalTags", "added", None, ["urn:li:tag:PII"])]
+    t, hour = 1_704_139_200_000, 3_600_000
+    before = {"editableSchemaFieldInfo": [{"fieldPath": "email", "globalTags": {"tags": [
+        {"tag": "urn:li:tag:PII"}, {"tag": "urn:li:tag:Gold"}]}}]}
+    after = {"editableSchemaFieldInfo": [{"fieldPath": "email", "globalTags": {"tags": [{"tag": "urn:li:tag:Silver"}]}}]}
+    removal = _store_of([_dh_mcl(d, "editableSchemaMetadata", t, "4", value=after, previous=("3", before))], tmp_path)
+    rows = run_query(removal, get_query("who-changed"), {"entity": d, "field": "email.globalTags"}).dicts()
+    assert [(r["change"].value, members(r["old_value"]), members(r["new_value"])) for r in rows] == [
+        ("updated", ["urn:li:tag:Gold", "urn:li:tag:PII"], ["urn:li:tag:Silver"])]
+    # an aspect's own change keeps its values: the aspect's JSON
+    rows = run_query(removal, get_query("who-changed"), {"entity": d, "field": "editableSchemaMetadata"}).dicts()
+    assert [json.loads(r["new_value"].value) for r in rows] == [after]
+
+
 @pytest.mark.parametrize("restored_later, want", [
     (False, [("2024-03-05T00:53:20Z", "2024-03-05T00:53:20Z"), ("2024-03-05T00:53:20Z", None)]),
     (True, [("2024-03-05T00:53:20Z", "2024-03-05T00:53:20Z"), ("2024-03-05T00:53:20Z", "2024-03-06T04:40:00Z")]),
