@@ -17,7 +17,9 @@ def configure_check(p: argparse.ArgumentParser) -> None:
     p.add_argument("--query-file", action="append", default=[], metavar="QUERY.rq",
                    help="also vet this query's terms against the ontology (repeatable)")
     p.add_argument("--only", action="append", choices=["ontology", "shacl", "prov"], default=[],
-                   help="run only this group of checks (repeatable; default all)")
+                   help="run only this group of checks (repeatable; default all); shacl includes undeclared-terms, "
+                        "the data's properties and classes in the om-event, PROV and W3C namespaces that no "
+                        "ontology declares")
 
 
 def _progress(msg: str) -> None:

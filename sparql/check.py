@@ -221,6 +221,38 @@ def shacl_checks(store: TripleStore, *, limit: int) -> list[CheckResult]:
     return out
 
 
+# ----------------------------------------------------------------------------- the data's vocabulary
+
+
+UNDECLARED = "undeclared-terms"
+
+
+def vocabulary_check(store: TripleStore, *, limit: int) -> CheckResult:
+    """The data's properties and classes in the om-event, PROV, RDF, RDFS, OWL, XSD and SKOS namespaces
+    that none of them declares. The shapes are open, so a triple with a misspelt property
+    (``om-event:timestmp``) passed every check, and no named query ever sees it (ut40b #3). Terms of
+    other namespaces are the user's own business. Two scans of the store's predicates and types (1.5 s
+    on 2.26M triples), not one query per term."""
+    from changeprov.ontology.checks import VETTED, declared
+
+    found: dict[str, str] = {}
+    for role, query in (("property", "SELECT DISTINCT ?term WHERE { ?s ?term ?o }"),
+                        ("class", "SELECT DISTINCT ?term WHERE { ?s a ?term }")):
+        for (term,) in store.select(query).rows:
+            if isinstance(term, ox.NamedNode) and term.value.startswith(VETTED) and term.value not in VETTED \
+                    and not declared(term.value):
+                found.setdefault(term.value, role)
+    examples = []
+    for iri in sorted(found)[:max(limit, 0)]:
+        where = "?s ?term ?o" if found[iri] == "property" else "?s a ?term"
+        rows = store.select(f"SELECT ?term (COUNT(*) AS ?n) WHERE {{ {where} }} GROUP BY ?term",
+                            {"term": ox.NamedNode(iri)})
+        examples.append({"term": iri, "used_as": found[iri], "triples": int(rows.rows[0][1].value)})
+    return CheckResult(UNDECLARED, "shacl", "properties and classes of the om-event, PROV, RDF, RDFS, OWL, XSD "
+                       "and SKOS namespaces that the data uses and no ontology declares (a misspelt term or another "
+                       "tool's: no named query sees those triples)", len(found), examples)
+
+
 # ----------------------------------------------------------------------------- everything
 
 
@@ -262,6 +294,7 @@ def run_checks(store: TripleStore | None, *, limit: int = 10, extra_queries: Map
     if store is not None and "shacl" in groups:
         say("SHACL shapes")
         results += shacl_checks(store, limit=limit)
+        results.append(vocabulary_check(store, limit=limit))
     if store is not None and "prov" in groups:
         say("PROV constraints")
         results += prov_checks(store, limit=limit)
