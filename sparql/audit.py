@@ -357,11 +357,31 @@ def _bot_findings(rows: list[dict]) -> list[Finding]:
             for r in rows]
 
 
+_SCHEMA_FIELD = re.compile(r"urn:li:schemaField:\((urn:li:dataset:\(.*\)),(.*)\)")
+_COLUMN_TAGS = re.compile(r"(?:editableSchemaMetadata|schemaMetadata)\.(.+)\.(?:globalTags|glossaryTerms)")
+
+
+def _tagged(r: dict) -> tuple:
+    """What a tag row is about: a DataHub column as (dataset URN, field path), whether the row is the
+    dataset's schema MCL (``editableSchemaMetadata.email.globalTags``) or the column's own TAG event, so
+    that one user action on DataHub's two feeds is one finding (ut41c #1); else the entity."""
+    name = r["entity_name"] or ""
+    column = _SCHEMA_FIELD.fullmatch(name)
+    if column:
+        return column.groups()
+    on_field = _COLUMN_TAGS.fullmatch(r["field"] or "")
+    if on_field and name.startswith("urn:li:dataset:"):
+        return name, on_field.group(1)
+    return (r["entity"],)
+
+
 def _tag_findings(rows: list[dict]) -> list[Finding]:
     out = []
-    groups = _group(rows, lambda r: (r["time"], r["entity"], r["action"], r["tag"]))
-    for (t, entity, action, tag), group in groups.items():
-        r = group[0]
+    groups = _group(rows, lambda r: (r["time"], _tagged(r), r["action"], r["tag"]))
+    for (t, _, action, tag), group in groups.items():
+        # a merged column's finding is about the dataset, as OpenMetadata's about the table
+        r = min(group, key=lambda g: (bool(_SCHEMA_FIELD.fullmatch(g["entity_name"] or "")), g["field"]))
+        entity = r["entity"]
         fields = sorted({g["field"] for g in group})
         prep = "to" if action == "added" else "from"
         created = r.get("at_creation") == "true"  # not a change to a live entity: it was created so

@@ -494,6 +494,44 @@ def test_a_tag_an_entity_was_created_with_says_so(tmp_path):
                    ("tag PII.Sensitive added to tags by ingestion-bot", False)]
 
 
+def test_a_datahub_column_tag_on_both_feeds_is_one_finding_about_the_dataset(tmp_path):
+    """ut41c #1: DataHub sends a column tag added in its UI as an editableSchemaMetadata MCL of the dataset
+    and a TAG event of the schemaField; the audit merged the two feeds for a dataset's tags only, so each
+    column PII action was two findings. A TAG event alone (one feed consumed) stays about the column."""
+    ds = "urn:li:dataset:(urn:li:dataPlatform:snowflake,crm.core.customers,PROD)"
+    t, later = 1_770_023_700_000, 1_770_659_100_000
+
+    def mcl(time, version, tags, previous=None):
+        def value(tag_list):
+            return {"value": json.dumps({"editableSchemaFieldInfo": [
+                {"fieldPath": "email", "globalTags": {"tags": [{"tag": x} for x in tag_list]}}]}),
+                "contentType": "application/json"}
+        event = {"entityType": "dataset", "entityUrn": ds, "changeType": "UPSERT", "aspectName": "editableSchemaMetadata",
+                 "aspect": value(tags), "systemMetadata": {"version": version},
+                 "created": {"time": time, "actor": "urn:li:corpuser:alice" if time == t else "urn:li:corpuser:carol"}}
+        if previous is not None:
+            event.update(previousAspectValue=value(previous), previousSystemMetadata={"version": str(int(version) - 1)})
+        return event
+
+    def ece(time, operation, field="email"):
+        return {"entityType": "schemaField", "entityUrn": f"urn:li:schemaField:({ds},{field})", "category": "TAG",
+                "operation": operation, "modifier": "urn:li:tag:PII", "version": 0,
+                "auditStamp": {"time": time, "actor": "urn:li:corpuser:alice" if time == t else "urn:li:corpuser:carol"},
+                "parameters": {"tagUrn": "urn:li:tag:PII", "fieldPath": field, "parentUrn": ds}}
+
+    events = [mcl(t, "1", ["urn:li:tag:PII"]), ece(t, "ADD"), mcl(later, "2", [], previous=["urn:li:tag:PII"]),
+              ece(later, "REMOVE"), ece(later, "ADD", field="phone")]
+    with open_store("embedded", path=_mapped_store(events, tmp_path), read_only=True) as store:
+        rep = run_audit(store, now_ms=2_000_000_000_000)
+    got = sorted((f.time[:16], f.summary, f.entity_name, len(f.events)) for f in rep.of_kind("sensitive-tag"))
+    assert got == [
+        ("2026-02-02T09:15", "tag urn:li:tag:PII added to TAG, editableSchemaMetadata.email.globalTags by "
+         "urn:li:corpuser:alice", ds, 2),
+        ("2026-02-09T17:45", "tag urn:li:tag:PII added to TAG by urn:li:corpuser:carol", f"urn:li:schemaField:({ds},phone)", 1),
+        ("2026-02-09T17:45", "tag urn:li:tag:PII removed from TAG, editableSchemaMetadata.email.globalTags by "
+         "urn:li:corpuser:carol", ds, 2)]
+
+
 def test_a_dropped_column_used_by_another_table_is_not_used_by_this_one(tmp_path):
     """ut13 #2: a drop was "used" by every dependent once any column edge started at the column, even
     one into another table: c reads only a.y, so dropping a.x breaks b and not c."""
