@@ -767,6 +767,32 @@ def test_entity_state_says_when_a_change_revises_a_version_stamped_later(tmp_pat
         assert not any("version chain" in n for n in before.notes), "version 2 is after as_of: no disagreement yet"
 
 
+def test_entity_state_of_an_openmetadata_version_follows_the_version_chain(tmp_path):
+    """ut41c #2: 0.4 -> 0.5 stamped a day before 0.3 -> 0.4 (a writer's clock behind). At version 0.5, and
+    for the latest state, the description is 0.5's, not 0.4's; as of a time the timestamps decide, with
+    the note saying they disagree with the version chain."""
+    day = 1_772_409_600_000
+
+    def described(n, ms, version, text):
+        return _om_update(n, ms, version, updated=[{"name": "description", "oldValue": "x", "newValue": text}])
+
+    events = [described(1, day, 0.2, "v2"), described(2, day + 86_400_000, 0.3, "v3"),
+              described(3, day + 3 * 86_400_000, 0.4, "v4"), described(4, day + 2 * 86_400_000, 0.5, "v5")]
+    with _store_of(events, tmp_path) as store:
+        def state(**params):
+            answer = run_query(store, "entity-state", {"entity": "svc.db.sch.t", **params})
+            (row,) = [r for r in answer.dicts() if r["field"].value == "description"]
+            return row["value"].value, row["set_in_version"].value, any("version chain" in n for n in answer.notes)
+
+        assert state(version="0.5") == ("v5", "0.5", False)
+        assert state(version="0.4") == ("v4", "0.4", False)
+        assert state(version="0.2") == ("v2", "0.2", False)
+        assert state() == ("v5", "0.5", False)
+        # as of a time after both: what had happened by then, in time order, and the disagreement said
+        assert state(as_of="2026-03-10") == ("v4", "0.4", True)
+        assert state(as_of="2026-03-04T12:00:00Z") == ("v5", "0.5", False)
+
+
 def test_entity_state_after_a_column_type_change_shows_the_columns_not_the_aspect(tmp_path):
     """ut10a #15: a schemaMetadata that only changed a column's type showed the whole aspect as one more
     value beside its columns."""
