@@ -159,9 +159,15 @@ def _about_column(store: TripleStore, q: NamedQuery, bound: Mapping, notes: list
             t = variables.index("time")
             out.sort(key=lambda r: _instant(r[t].value) if r[t] is not None else _dt.datetime.max.replace(tzinfo=_dt.timezone.utc))
     else:
-        notes.append("this is a column: it has no events of its own; " + (
+        # its own events may answer nothing here (a tag it no longer has as of then): ut41c #3
+        has_events = store.ask(_HAS_EVENTS, {"entity": column})
+        notes.append("this is a column: " + ("none of its own events answers this; " if has_events else
+                                             "it has no events of its own; ") + (
             f"these are the rows of {table_names} about it ({', '.join(about)})" if out
             else f"{table_names} has no rows about it here"))
     return Rows(variables, out)
+
+
+_HAS_EVENTS = OM_PREFIX + "ASK {\n#@bindings\n?event om:affectsEntity ?entity }"
 
 

@@ -199,6 +199,11 @@ def test_a_datahub_column_with_change_events_of_its_own_also_has_its_tables_rows
     assert [(r["time"].value[:10], r["event_type"].value) for r in rows.dicts()] == [
         ("2024-03-01", "MclUpsert"), ("2024-03-04", "EceTag"), ("2024-03-04", "EceGlossaryTerm")]
     assert rows.notes == [f"this is a column: its own rows and the rows of {CUST} about it (schemaMetadata)"]
+    # ut41c #3: before its tags (or after they are gone) its own events answer nothing; it still has them
+    rows = run_query(store, get_query("entity-state"), {"entity": email, "as_of": "2024-03-02"})
+    assert [r["field"].value for r in rows.dicts()] == ["schemaMetadata"]
+    assert rows.notes == [f"this is a column: none of its own events answers this; these are the rows of {CUST} "
+                          "about it (schemaMetadata)"]
 
 
 def test_a_creation_comes_first_in_its_millisecond(store):
