@@ -467,7 +467,18 @@ def _job_read_drops(store: TripleStore, readers: dict, findings: list[Finding], 
     return out
 
 
-def _deletion_findings(rows: list[dict], jobs: dict[tuple[str, str], list[str]] | None = None) -> list[Finding]:
+def _restores(rows: list[dict]) -> dict[tuple, str]:
+    """(time, entity, deletion) → when a deletion (deleted-entities rows) was restored; not when one of
+    two deletions in that millisecond never was (the entity stayed deleted)."""
+    out: dict[tuple, str] = {}
+    for key, group in _group(rows, lambda r: (r["time"], r["entity"], r["deletion"])).items():
+        if all(g.get("restored_at") for g in group):
+            out[key] = max(g["restored_at"] for g in group)
+    return out
+
+
+def _deletion_findings(rows: list[dict], jobs: dict[tuple[str, str], list[str]] | None = None,
+                       restores: dict[tuple, str] | None = None) -> list[Finding]:
     out = []
     for (t, entity, deletion), group in _group(rows, lambda r: (r["time"], r["entity"], r["deletion"])).items():
         state: dict[str, str] = {}
@@ -490,10 +501,16 @@ def _deletion_findings(rows: list[dict], jobs: dict[tuple[str, str], list[str]] 
             summary += f"; still derived from it: {_short_list(still)}"
         if former:
             summary += f"; formerly derived from it (edge removed before): {_short_list(former)}"
+        # ut41c #6: a soft delete undone the next day read like one that stands
+        restored = (restores or {}).get((t, entity, deletion))
+        # (after a hard delete: DataHub keeps the URN of an entity created again)
+        again = "created again" if deletion == "HardDeleted" else "restored"
+        summary += f"; {again} at {restored}" if restored else ""
         out.append(Finding("deletion-with-dependents" if still else "deletion", t, summary, _events(group),
                            entity, r["entity_name"],
                            {"deletion": deletion, "user": r["user"], "dependents": still,
-                            "former_dependents": former, "cascaded_from": r.get("cascaded_from")}))
+                            "former_dependents": former, "cascaded_from": r.get("cascaded_from"),
+                            "restored_at": restored}))
     return out
 
 
@@ -583,7 +600,8 @@ def run_audit(store: TripleStore, *, since: str | None = None, until: str | None
                                     now_ms=now_ms))
     readers = _job_inputs(store)
     deletions = _rows(store, "audit-deletions", window, now_ms=now_ms)
-    findings += _deletion_findings(deletions, _job_readers(store, readers, deletions))
+    findings += _deletion_findings(deletions, _job_readers(store, readers, deletions),
+                                   _restores(_rows(store, "deleted-entities", window, now_ms=now_ms)))
     findings += _schema_findings(_rows(store, "audit-schema-drops", window, now_ms=now_ms))
     # the window as people read every other time (ut12 #8: an epoch or a bare date was shown as typed)
     shown = {k: display_datetime(parse_time(v, end_of_day=(k == "until"), now_ms=now_ms).value) if v else None

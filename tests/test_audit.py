@@ -62,6 +62,15 @@ def test_deletions_with_former_and_current_dependents(report):
     migration, before the soft (03-15) and hard (03-20) deletes, so no deletion still had dependents."""
     got = [(f.time[:16], f.details["deletion"], f.entity_name, f.details["user"], f.details["dependents"],
             f.details["former_dependents"], len(f.events)) for f in by_kind(report, "deletion")]
+    # ut41c #6: a restore is part of the finding, as deleted-entities has it
+    restored = {(f.time[:16], f.entity_name): (f.details["restored_at"], f.summary.rsplit("; ", 1)[-1])
+                for f in by_kind(report, "deletion") if f.details["restored_at"]}
+    assert restored == {
+        ("2024-03-15T08:30", DREV): ("2024-03-15T08:45:00.000Z", "restored at 2024-03-15T08:45:00.000Z"),
+        ("2026-09-01T14:10", "mysql_prod.ecommerce.sales.orders_staging_tmp"): (
+            "2026-09-03T09:00:00.000Z", "restored at 2026-09-03T09:00:00.000Z"),
+        ("2026-09-08T11:00", "mlflow_prod.churn_predictor"): ("2026-09-09T09:00:00.000Z",
+                                                              "restored at 2026-09-09T09:00:00.000Z")}
     assert got == [
         ("2024-03-15T08:00", "SoftDeleted", LEGACY, "urn:li:corpuser:bob", [], [FCT], 2),
         ("2024-03-15T08:30", "SoftDeleted", DREV, "urn:li:corpuser:carol", [], [], 2),
