@@ -21,6 +21,7 @@ import rdflib
 from changeprov.cli import main
 from changeprov.errors import InputError
 from changeprov.mapping.terms import rfc3339_to_ms
+from changeprov.sparql import notes
 from changeprov.sparql.describe import describe_triples, render_graph
 from changeprov.sparql.loader import load_export
 from changeprov.sparql.queries import get_query, list_queries, load_query_file, run_query
@@ -212,6 +213,29 @@ def test_a_creation_comes_first_in_its_millisecond(store):
     rows = run_query(store, get_query("entity-history"),
                      {"entity": "urn:li:actionRequest:0b6f2a7e-1c3d-4e5f-8a9b-0c1d2e3f4a5b"}).dicts()
     assert [r["operation"].value for r in rows] == ["OpCreate", "OpPending", "OpCompleted"]
+
+
+@pytest.mark.parametrize("name, lookups", [("downstream", 80), ("impact", 80), ("downstream", 0)])
+def test_lineage_says_which_assets_were_soft_deleted_then(embedded, name, lookups, monkeypatch):
+    """ut41c #7: impact listed a soft-deleted asset with its owners as if it were live. orders_legacy was
+    soft-deleted at 08:00 on 2024-03-15 (and never restored), daily_revenue at 08:30, restored at 08:45.
+    An answer of few assets looks each up; of many (lookups=0 here) queries the store's soft deletes once."""
+    monkeypatch.setattr(notes, "SOFT_DELETED_LOOKUPS", lookups)
+    legacy, drev = DS("hive,staging.orders_legacy"), DS("snowflake,analytics.marts.daily_revenue")
+
+    def note(as_of):
+        rows = run_query(embedded, get_query(name), {"entity": ORDERS, "as_of": as_of})
+        assert {legacy, drev} <= {r["asset"].value for r in rows.dicts()}, "the edges still count"
+        return [n for n in rows.notes if n.startswith("soft-deleted")]
+
+    assert note("2024-03-15T07:59:59Z") == []
+    assert note("2024-03-15T08:40:00Z") == [
+        f"soft-deleted at this time and not restored: {legacy} (since 2024-03-15T08:00:00.000Z), {drev} (since "
+        "2024-03-15T08:30:00.000Z); its lineage edges still count here (no event ended them), while OpenMetadata "
+        "and DataHub hide a soft-deleted asset from lineage"]
+    assert note("2024-03-15T08:45:00Z") == [
+        f"soft-deleted at this time and not restored: {legacy} (since 2024-03-15T08:00:00.000Z); its lineage edges "
+        "still count here (no event ended them), while OpenMetadata and DataHub hide a soft-deleted asset from lineage"]
 
 
 def test_lineage_before_any_edge_and_default_now(embedded):
