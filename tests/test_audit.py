@@ -824,6 +824,29 @@ def test_each_missing_datahub_aspect_version_is_its_own_gap(tmp_path):
     assert sorted(g.time[:19] for g in gaps) == ["2024-01-01T20:00:01", "2024-01-02T20:00:00"]
 
 
+@pytest.mark.parametrize("whole_log", [False, True])
+def test_a_datahub_entity_created_again_in_a_log_that_starts_late_is_a_gap_not_out_of_order(tmp_path, whole_log):
+    """ut41a #1: the hard delete used datasetKey version 1 of the first life (its creation not in the log)
+    and the re-creation generated version 1 twelve days later: check failed usage-before-generation and
+    the audit said out-of-order. The earlier life's version is missing from the log: a gap, as without the
+    re-creation; with the whole log, no finding at all."""
+    from changeprov.sparql.check import run_checks
+
+    t, day = 1_704_139_200_000, 86_400_000
+    ds, key = DS("hive,db.again"), {"name": "db.again", "platform": "urn:li:dataPlatform:hive", "origin": "PROD"}
+    gone = _mcl(ds, "datasetKey", None, t + day, change="DELETE")
+    gone["previousAspectValue"] = {"value": json.dumps(key), "contentType": "application/json"}
+    gone["previousSystemMetadata"] = {"version": "1"}
+    gone["systemMetadata"]["version"] = "2"
+    events = [gone, _mcl(ds, "datasetKey", key, t + 13 * day)] + ([_mcl(ds, "datasetKey", key, t)] if whole_log else [])
+    db = _mapped_store(events, tmp_path)
+    with open_store("embedded", path=db, read_only=True) as store:
+        report = run_checks(store, groups=("prov",))
+        kinds = sorted(f.kind for f in run_audit(store, now_ms=NOW_MS).findings if f.kind in ("version-gap", "out-of-order"))
+    assert report.ok, [r.as_dict() for r in report.findings]
+    assert kinds == ([] if whole_log else ["version-gap"])
+
+
 def test_an_event_with_two_contents_counts_once_per_user_in_the_activity(integrity_db):
     """ut18 #6: event i13 (alice, then bob and another time in a second run) counted 4 times for bob
     (2 users x 2 times), and the summary's events grew with it."""
