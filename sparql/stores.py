@@ -645,13 +645,18 @@ def with_values(query: str, bindings: Mapping[str, Term] | None) -> str:
 
 
 def _derive(endpoint: str) -> tuple[str | None, str | None]:
-    """Update and graph-store URLs for the common layouts (Oxigraph /query, Fuseki /sparql)."""
-    base, _, last = endpoint.rstrip("/").rpartition("/")
-    if last == "query":  # oxigraph serve
-        return base + "/update", base + "/store"
-    if last == "sparql":  # Fuseki
-        return base + "/update", base + "/data"
-    return None, None
+    """Update and graph-store URLs for the common layouts (Oxigraph /query, Fuseki /sparql), with the
+    endpoint's query string (an API key a gateway wants on every request: ut41a #3).
+
+    >>> _derive("http://h:7878/query?apikey=k")
+    ('http://h:7878/update?apikey=k', 'http://h:7878/store?apikey=k')
+    """
+    parts = urllib.parse.urlsplit(endpoint)
+    base, _, last = parts.path.rstrip("/").rpartition("/")
+    names = {"query": ("update", "store"), "sparql": ("update", "data")}.get(last)  # oxigraph serve, Fuseki
+    if names is None:
+        return None, None
+    return tuple(urllib.parse.urlunsplit(parts._replace(path=f"{base}/{name}", fragment="")) for name in names)
 
 
 def redacted(url: str) -> str:
@@ -739,7 +744,9 @@ _OPENER = urllib.request.build_opener(_RefuseRedirects)
 
 
 def _redirected(url: str, exc: urllib.error.HTTPError) -> StoreError:
-    return StoreError(f"{url} redirects (HTTP {exc.code}) to {exc.headers.get('Location', '?')}: give that URL "
+    # the target keeps the query string of the URL given (an http -> https redirect): its key too (ut41a #2)
+    target = redacted(exc.headers.get("Location")) if exc.headers.get("Location") else "?"
+    return StoreError(f"{url} redirects (HTTP {exc.code}) to {target}: give that URL "
                       "instead (changeprov follows no redirect, so that credentials and data go only where you "
                       "said)")
 

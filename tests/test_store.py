@@ -616,12 +616,17 @@ def test_an_endpoint_that_redirects_gets_no_credentials_and_is_an_error(tmp_path
     front = _serving(lambda handler: _status(handler, 302, Location=target + handler.path))
     exp = make_export(tmp_path / "exp", {"x/2024-03-09/part-00000": b"<urn:a> <urn:p> <urn:b> .\n"})
     try:
-        url = f"http://127.0.0.1:{front.server_address[1]}/query"
-        for argv in (["query", "deleted-entities"], ["load", str(exp)]):
-            assert main([*argv, "--endpoint", url]) == 2, argv
-            err = capsys.readouterr().err
-            assert f"redirects (HTTP 302) to http://127.0.0.1:{other.server_address[1]}/" in err, err
-            assert "give that URL instead" in err and len(err.strip().splitlines()) == 1, err
+        # ut41a #2: the target keeps the query string, API key and all, which the message showed in clear;
+        # ut41a #3: with a query string the update and store URLs were not derived, so load said nothing
+        # could be loaded before sending anything
+        for query in ("", "?apikey=SECRET123"):
+            url = f"http://127.0.0.1:{front.server_address[1]}/query{query}"
+            for argv in (["query", "deleted-entities"], ["load", str(exp)]):
+                assert main([*argv, "--endpoint", url]) == 2, argv
+                err = capsys.readouterr().err
+                assert f"redirects (HTTP 302) to http://127.0.0.1:{other.server_address[1]}/" in err, err
+                assert "give that URL instead" in err and len(err.strip().splitlines()) == 1, err
+                assert "SECRET123" not in err and ("apikey=***" in err) == bool(query), err
         assert seen == []
     finally:
         front.shutdown()
