@@ -644,6 +644,23 @@ def with_values(query: str, bindings: Mapping[str, Term] | None) -> str:
     return "\n".join(lines)
 
 
+_BARE_DESCRIBE = re.compile(r"(?is)\s*((PREFIX\s+[\w.-]*:|BASE)\s*)*DESCRIBE(\s+(\?\w+|\$\w+|\*|[\w.-]*:[\w.-]*))*\s*")
+
+
+def _with_where(query: str) -> str:
+    r"""A DESCRIBE with no WHERE group (``DESCRIBE ?entity``), which a store binds in place, with one
+    holding the marker line, where an endpoint's VALUES block binds the same (ut41a #4); any other
+    query as it is.
+
+    >>> _with_where("PREFIX x: <urn:x#>  # the entity\nDESCRIBE ?entity")
+    'PREFIX x: <urn:x#>  # the entity\nDESCRIBE ?entity\nWHERE {\n#@bindings\n}\n'
+    """
+    if any(line.strip() == BINDINGS_MARKER for line in query.split("\n")) \
+            or not _BARE_DESCRIBE.fullmatch(blank(query, keep=("var",))):
+        return query
+    return f"{query.rstrip()}\nWHERE {{\n{BINDINGS_MARKER}\n}}\n"
+
+
 def _derive(endpoint: str) -> tuple[str | None, str | None]:
     """Update and graph-store URLs for the common layouts (Oxigraph /query, Fuseki /sparql), with the
     endpoint's query string (an API key a gateway wants on every request: ut41a #3).
@@ -848,7 +865,7 @@ class RemoteStore(TripleStore):
         from SPARQLWrapper.SPARQLExceptions import SPARQLWrapperException
 
         self._check_open()
-        text = with_values(query, bindings)
+        text = with_values(_with_where(query) if bindings else query, bindings)
         # the leading comment header is documentation; dropping it keeps SPARQLWrapper's query-type sniffing
         # right. Lines end only at LF, and one with a CR is kept: the engine ends a comment there, and the
         # text sent must be the text the SERVICE guard read (rv43 H1)

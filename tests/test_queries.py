@@ -1960,12 +1960,16 @@ def test_adhoc_file_query_with_header_params(tmp_path, db, capsys):
     assert out[0] == "n" and int(out[1]) > 5
 
 
-def test_a_describe_file_takes_its_entity_as_a_parameter(tmp_path, db, capsys):
-    """rv38 #3: DESCRIBE ?entity, with no WHERE group for a #@bindings line, took it before rv37 #4."""
+@pytest.mark.parametrize("where", ["--store", "--endpoint"])
+def test_a_describe_file_takes_its_entity_as_a_parameter(tmp_path, db, endpoint, capsys, where):
+    """rv38 #3: DESCRIBE ?entity, with no WHERE group for a #@bindings line, took it before rv37 #4; ut41a #4:
+    an endpoint refused it, asking for a marker line in a WHERE group the documented file has none of."""
     rq = tmp_path / "d.rq"
-    rq.write_text("# summary: d\n# param: entity entity required  the entity\nDESCRIBE ?entity\n")
-    assert main(["query", "--file", str(rq), "--param", f"entity={FCT}", "--store", str(db)]) == 0
-    assert capsys.readouterr().out.startswith(f"<{FCT}> ")
+    rq.write_text("# summary: d\n# param: entity entity required  the entity\nDESCRIBE ?entity  # whole\n")
+    assert main(["query", "--file", str(rq), "--param", f"entity={FCT}", where,
+                 str(db) if where == "--store" else endpoint]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"<{FCT}> ") and len(out.splitlines()) > 5
 
 
 def test_an_adhoc_parameter_outside_the_select_list_is_a_clear_error(tmp_path, db, capsys):
