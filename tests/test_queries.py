@@ -283,6 +283,9 @@ def test_entity_history_golden(store):
             r["fields_changed"] and r["fields_changed"].value) for r in rows.dicts()]
     assert got == [
         ("2026-09-01T08:00", "EntityCreated", "ingestion-bot", "0.1", "0.1", "+columns, +domains"),  # created with
+        # ut41c #5: a lineage event of its downstream table that added an edge from it
+        ("2026-09-01T08:06", "EntityLineageAdded", "ingestion-bot", None, None,
+         "+downstream mysql_prod.ecommerce.analytics.daily_revenue"),
         ("2026-09-01T10:15", "EntityUpdated", "alice.wong", "0.1", "0.2", "+description"),
         ("2026-09-01T10:40", "EntityUpdated", "alice.wong", "0.2", "0.3", "+owners, +tags"),
         ("2026-09-02T09:00", "EntityUpdated", "alice.wong", "0.3", "0.4",
@@ -291,9 +294,24 @@ def test_entity_history_golden(store):
         # ut12 #9: which edge a lineage event added (it has no change description)
         ("2026-09-02T11:00", "EntityLineageAdded", "bob.martinez", None, None, "+upstream kafka_prod.orders_events"),
         ("2026-09-04T08:30", "EntityUpdated", "ingestion-bot", "0.4", "0.5", "+columns"),
+        ("2026-09-04T09:00", "EntityLineageUpdated", "ingestion-bot", None, None,
+         "+downstream mysql_prod.ecommerce.analytics.daily_revenue"),
         ("2026-09-10T08:30", "EntityUpdated", "ingestion-bot", "0.5", "1.5", "-columns"),
         ("2026-09-10T09:10", "EntityUpdated", "carol.chen", "1.5", "1.5", "-followers"),
     ]
+
+
+def test_entity_history_of_an_upstream_table_lists_who_cut_its_edges(store):
+    """ut41c #5: a lineage event affects the edge's downstream end only, so the upstream table's history
+    never showed bob.martinez deleting its edge to the dashboard (corpus, 2026-09-09)."""
+    rows = run_query(store, get_query("entity-history"), {"entity": "mysql_prod.ecommerce.analytics.daily_revenue"})
+    got = [(r["time"].value[:16], r["user"].value, r["fields_changed"].value) for r in rows.dicts()
+           if "stream " in (r["fields_changed"].value if r["fields_changed"] else "")]
+    assert got == [("2026-09-01T08:06", "ingestion-bot", "+upstream mysql_prod.ecommerce.sales.orders"),
+                   ("2026-09-01T08:07", "ingestion-bot", "+downstream looker_prod.revenue_overview"),
+                   ("2026-09-03T10:30", "david.kim", "+downstream mlflow_prod.churn_predictor"),
+                   ("2026-09-04T09:00", "ingestion-bot", "+upstream mysql_prod.ecommerce.sales.orders"),
+                   ("2026-09-09T10:00", "bob.martinez", "-downstream looker_prod.revenue_overview")]
 
 
 def test_tag_changes_golden_datahub_and_openmetadata(store):
