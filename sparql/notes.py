@@ -228,7 +228,9 @@ def _datahub_views(_store: TripleStore, _bound: Mapping, rows: Rows) -> list[str
     i = rows.variables.index("field")
     names = {r[i].value for r in rows.rows if r[i] is not None}
     categories = sorted(n for n in names if _CATEGORY.fullmatch(n))
-    aspects = sorted(n for n in names if not _CATEGORY.fullmatch(n))
+    # an aspect's name starts in lower case (ownership, upstreamLineage); a relationship change's type
+    # (DownstreamOf) is neither view (ut41c #9)
+    aspects = sorted(n for n in names if n[:1].islower())
     if not categories or not aspects:
         return []
     return [f"DataHub reports a change twice and both views are listed: as an aspect (its MetadataChangeLog; "

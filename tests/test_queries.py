@@ -2489,6 +2489,19 @@ def test_a_datahub_state_says_it_lists_aspects_and_change_categories(embedded):
     assert not run_query(embedded, get_query("entity-state"), {"entity": OM_ORDERS}).notes
 
 
+def test_a_relationship_change_is_neither_view_of_a_datahub_state():
+    """ut41c #9: a relationship change (DownstreamOf) beside change-event categories was called an aspect
+    from a MetadataChangeLog."""
+    from changeprov.sparql.stores import Rows
+
+    def note(*fields):
+        return notes.ROW_CHECKS["datahub-views"](None, {}, Rows(["field"], [(ox.Literal(f),) for f in fields]))
+
+    assert note("DownstreamOf", "OWNERSHIP") == []
+    (both,) = note("DownstreamOf", "OWNERSHIP", "ownership")
+    assert "as an aspect (its MetadataChangeLog; here ownership:" in both
+
+
 def _renamed_table_events() -> list[dict]:
     """A table created as s.d.x.old_name with PII, lineage to s.d.x.down, renamed (the id stays, the
     FQN changes: OpenMetadata's fieldsUpdated name), then soft-deleted under its new name."""
