@@ -322,7 +322,7 @@ _SOFT_DELETED = (OM_PREFIX +
 SOFT_DELETED_LOOKUPS = 80
 
 
-def soft_deleted(store: TripleStore, assets: list[ox.NamedNode], as_of: ox.Literal | None) -> dict[ox.NamedNode, str]:
+def _soft_deleted_since(store: TripleStore, assets: list[ox.NamedNode], as_of: ox.Literal | None) -> dict[ox.NamedNode, str]:
     """The assets soft-deleted at ``as_of`` (None: now) and not restored by then → since when (the first
     soft delete still in force)."""
     at = {"as_of": as_of} if as_of is not None else {}
@@ -347,12 +347,12 @@ def _soft_deleted(store: TripleStore, bound: Mapping, rows: Rows) -> list[str]:
     a = rows.variables.index("asset")
     named = rows.variables.index("asset_name") if "asset_name" in rows.variables else a
     assets = [r[a] for r in rows.rows if isinstance(r[a], ox.NamedNode)]
-    since = soft_deleted(store, assets, bound.get("as_of"))
+    since = _soft_deleted_since(store, assets, bound.get("as_of"))
     found = [f"{display_text(r[named])} (since {since[r[a]]})" for r in rows.rows if r[a] in since]
     if not found:
         return []
     shown = ", ".join(found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
-    return [f"soft-deleted at this time and not restored: {shown}; its lineage edges still count here (no event "
+    return [f"soft-deleted at this time and not restored: {shown}; their lineage edges still count here (no event "
             "ended them), while OpenMetadata and DataHub hide a soft-deleted asset from lineage"]
 
 

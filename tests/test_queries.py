@@ -231,10 +231,10 @@ def test_lineage_says_which_assets_were_soft_deleted_then(embedded, name, lookup
     assert note("2024-03-15T07:59:59Z") == []
     assert note("2024-03-15T08:40:00Z") == [
         f"soft-deleted at this time and not restored: {legacy} (since 2024-03-15T08:00:00.000Z), {drev} (since "
-        "2024-03-15T08:30:00.000Z); its lineage edges still count here (no event ended them), while OpenMetadata "
+        "2024-03-15T08:30:00.000Z); their lineage edges still count here (no event ended them), while OpenMetadata "
         "and DataHub hide a soft-deleted asset from lineage"]
     assert note("2024-03-15T08:45:00Z") == [
-        f"soft-deleted at this time and not restored: {legacy} (since 2024-03-15T08:00:00.000Z); its lineage edges "
+        f"soft-deleted at this time and not restored: {legacy} (since 2024-03-15T08:00:00.000Z); their lineage edges "
         "still count here (no event ended them), while OpenMetadata and DataHub hide a soft-deleted asset from lineage"]
 
 
