@@ -29,6 +29,31 @@ def committed_manifest(fs: FileSystem, out: str, *, required: bool) -> dict | No
         return None
 
 
+def foreign_files(fs: FileSystem) -> list[str]:
+    """What an export never writes among the files a run deletes or moves into (``manifest.json``,
+    ``triples/``, ``quarantine/``): an overwrite deleted a user's ``triples/mine/data.ttl`` and own
+    manifest.json with exit 0 (ut41b #2). ``triples/`` is checked two levels down (a listing per source
+    family, not per date folder: an object store lists slowly). A manifest.json that is not JSON is a
+    damaged export's (a run killed while writing it), which an overwrite replaces."""
+    found = []
+    if fs.exists("manifest.json"):
+        try:
+            manifest = json.loads(fs.read_text("manifest.json"))
+        except (ValueError, RecursionError):
+            manifest = {"run_id": "damaged"}
+        if not isinstance(manifest, dict) or "run_id" not in manifest:
+            found.append("manifest.json (not an export manifest: it has no run_id)")
+
+    def ours(name: str, *kinds: str) -> bool:
+        return name.startswith((".", "_SUCCESS", *kinds))
+
+    found += [f"triples/{n}" for n in fs.names("triples") if not ours(n, "source=", "part-")]
+    for source in (n for n in fs.names("triples") if n.startswith("source=")):
+        found += [f"triples/{source}/{n}" for n in fs.names("triples", source) if not ours(n, "date=")]
+    found += [f"quarantine/{n}" for n in fs.names("quarantine") if not ours(n, "part-")]
+    return found
+
+
 def replaced_export(fs: FileSystem, manifest: dict | None) -> dict | None:
     """What an overwrite run would replace: the committed export's runs (id, finish time, triples), or
     None when the folder holds no committed export. An operator who forgot ``--mode append`` must

@@ -33,7 +33,8 @@ from changeprov.mapping.decode import BOM, BOM_DETAIL, RAW_LIMIT, REASONS
 from changeprov.mapping.inputs import input_list
 from changeprov.mapping.vocab import rules
 from changeprov.ontology import VERSION_IRI
-from changeprov.spark.commit import _commit, committed_manifest, describe_replaced, remove_uncommitted, replaced_export
+from changeprov.spark.commit import (_commit, committed_manifest, describe_replaced, foreign_files, remove_uncommitted,
+                                     replaced_export)
 from changeprov.spark.exportlock import acquire_lock, release_lock
 from changeprov.spark.fs import FileSystem, display_input, display_source, local_file, local_input, local_out
 from changeprov.spark.plans import add_stages, reuse
@@ -381,6 +382,11 @@ def read_before(out: str, inputs: Sequence[str]) -> list[str]:
 def _export(spark: SparkSession, inputs: Sequence[str], out: str, fs: FileSystem, run_id: str, started: float, *,
             family: str, mode: str, compress: str, progress: Callable[[str], None]) -> ExportResult:
     staging = f"_staging-{run_id}"
+    foreign = foreign_files(fs)
+    if foreign:
+        shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
+        raise InputError(f"{out} holds files that no changeprov export writes ({shown}), which this run would "
+                         f"delete or mix its own with: give a new or empty folder, or an earlier export's")
     for name in fs.names():
         if name.startswith("_staging-"):
             fs.delete(name)  # a killed run's leftovers (this run holds the lock): never committed
