@@ -101,17 +101,31 @@ def _is_export(folder: Path) -> bool:
 def _event_files(folder: Path) -> list[Path]:
     """The JSONL files in ``folder`` and below, sorted: not hidden ones (a file or folder name starting
     with ``.`` or ``_``, as Spark lists a folder), and none inside an earlier export, whose manifest and
-    quarantine are JSON too (ut40c #2: a nightly export written below its input folder read them)."""
-    exports: dict[Path, bool] = {}
+    quarantine are JSON too (ut40c #2: a nightly export written below its input folder read them).
+    A folder that cannot be read is an error: skipping it would lose its lines without a word, and the
+    counts would still add up (ut41b #1)."""
+    def unreadable(where: str | os.PathLike, exc: OSError) -> InputError:
+        return InputError(f"cannot read folder {os.fspath(where)}: {exc.strerror or exc} (its event files would "
+                          "be left out)")
+
+    def walk_error(exc: OSError) -> None:
+        raise unreadable(exc.filename, exc)
+
+    def visible(here: Path, name: str) -> bool:
+        try:
+            return not name.startswith((".", "_")) and not _is_export(here / name)
+        except OSError as exc:  # listed, but its entries cannot be looked at (no x permission)
+            raise unreadable(here / name, exc) from None
+
     found = []
-    for q in folder.rglob("*"):
-        rel = q.relative_to(folder).parts
-        if not q.name.lower().endswith(SUFFIXES) or any(part.startswith((".", "_")) for part in rel):
-            continue
-        parents = [folder.joinpath(*rel[:k]) for k in range(1, len(rel))]
-        if any(exports.setdefault(d, _is_export(d)) for d in parents) or not q.is_file():
-            continue
-        found.append(q)
+    for root, dirs, files in os.walk(folder, onerror=walk_error):  # like rglob: no symlinked folder walked
+        here = Path(root)
+        dirs[:] = [d for d in dirs if visible(here, d)]
+        try:
+            found += [here / f for f in files
+                      if not f.startswith((".", "_")) and f.lower().endswith(SUFFIXES) and (here / f).is_file()]
+        except OSError as exc:
+            raise unreadable(here, exc) from None
     return sorted(found)
 
 

@@ -498,3 +498,29 @@ def test_an_unknown_family_is_refused_before_any_line_is_read(tmp_path):
     with pytest.raises(InputError, match="unknown family 'datahub'; choose from auto, openmetadata"):
         map_to_files([str(tmp_path / "empty.jsonl")], tmp_path / "o.nt", tmp_path / "q.jsonl", family="datahub")
     assert not (tmp_path / "o.nt").exists()
+
+
+@pytest.mark.parametrize("denied", ["walk", "look"])
+def test_a_folder_that_cannot_be_read_is_an_error_not_left_out(tmp_path, monkeypatch, capsys, denied):
+    """ut41b #1: rglob skipped a subfolder the user could not open, so its lines were never read while the
+    counts added up (exit 0); one that could be listed but not entered failed on an errno naming _SUCCESS.
+    The tests run as root, whom permissions do not stop: the operating system's refusal is raised here."""
+    sub = tmp_path / "in" / "sub"
+    sub.mkdir(parents=True)
+    line = (Path(__file__).parent / "golden" / "om-entity-created.jsonl").read_text()
+    (tmp_path / "in" / "a.jsonl").write_text(line)
+    (sub / "b.jsonl").write_text(line)
+
+    def refused(path):
+        raise PermissionError(13, "Permission denied", os.fspath(path))
+
+    if denied == "walk":  # chmod 000: the folder cannot be listed
+        real = os.scandir
+        monkeypatch.setattr(os, "scandir", lambda path=".": refused(path) if Path(path) == sub else real(path))
+    else:  # chmod 644: listed, but nothing in it can be looked at
+        real_is_file = Path.is_file
+        monkeypatch.setattr(Path, "is_file", lambda self: refused(self) if self.parent == sub else real_is_file(self))
+    code = main(["map", str(tmp_path / "in"), "--out", str(tmp_path / "o.nt"), "--quarantine", str(tmp_path / "q.jsonl")])
+    assert code == 2
+    assert capsys.readouterr().err == (f"changeprov map: error: cannot read folder {sub}: Permission denied (its event "
+                                       "files would be left out)\n")
