@@ -136,7 +136,10 @@ def expand_inputs(inputs: str | os.PathLike | Iterable[str | os.PathLike]) -> li
     found: list[Path] = []
     for given in input_list(inputs):
         item = local_path(given, command="map", hint="; `export` reads any Hadoop path")
-        matches = sorted(glob.glob(item, recursive=True)) if glob.has_magic(item) else [item]
+        # a path that exists is that file or folder, whatever its name holds: events[1].jsonl read the
+        # sibling events1.jsonl as a glob (ut41b #3)
+        matches = sorted(glob.glob(item, recursive=True)) if glob.has_magic(item) and not os.path.exists(item) \
+            else [item]
         if not matches:
             raise InputError(f"{given}: no file matches")
         for m in matches:

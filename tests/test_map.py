@@ -524,3 +524,22 @@ def test_a_folder_that_cannot_be_read_is_an_error_not_left_out(tmp_path, monkeyp
     assert code == 2
     assert capsys.readouterr().err == (f"changeprov map: error: cannot read folder {sub}: Permission denied (its event "
                                        "files would be left out)\n")
+
+
+def test_a_file_whose_name_looks_like_a_glob_is_read_as_named(tmp_path):
+    """ut41b #3: 'events[1].jsonl' was a glob: "no file matches" although it exists, or, with a sibling
+    events1.jsonl, that sibling was read instead (by map and by the export's input list)."""
+    from changeprov.spark.job import resolve_inputs
+
+    golden = Path(__file__).parent / "golden"
+    named, sibling = tmp_path / "events[1].jsonl", tmp_path / "events1.jsonl"
+    named.write_text((golden / "om-entity-created.jsonl").read_text())
+    sibling.write_text((golden / "ece-application-add.jsonl").read_text())
+    counts = map_to_files([str(named)], tmp_path / "o.nt", tmp_path / "q.jsonl").as_dict()
+    assert counts["mapped"] == 1
+    assert b"open-metadata.org/entity/" in (tmp_path / "o.nt").read_bytes()  # the OpenMetadata event, not the ECE
+    assert b"urn:li:" not in (tmp_path / "o.nt").read_bytes()
+    (only,) = resolve_inputs([str(named)])
+    assert only.endswith("events\\[1\\].jsonl"), only  # escaped for Hadoop, which reads globs too
+    # a name that matches no file is still a glob
+    assert sorted(map(os.path.basename, resolve_inputs([str(tmp_path / "events?.jsonl")]))) == ["events1.jsonl"]
