@@ -154,6 +154,9 @@ def expand_inputs(inputs: str | os.PathLike | Iterable[str | os.PathLike]) -> li
                 found.extend(inside)
             elif p.is_file():
                 found.append(p)
+            elif os.path.exists(m):  # ut41b #5: a pipe was "no such file"
+                raise InputError(f"{given}: not a file or folder (a pipe or a device): write the events to a file "
+                                 "and give that (an input is read more than once, and Spark reads it from its workers)")
             else:
                 raise InputError(f"{given}: no such file or folder")
     unique = list(dict.fromkeys(p.resolve() for p in found))

@@ -543,3 +543,11 @@ def test_a_file_whose_name_looks_like_a_glob_is_read_as_named(tmp_path):
     assert only.endswith("events\\[1\\].jsonl"), only  # escaped for Hadoop, which reads globs too
     # a name that matches no file is still a glob
     assert sorted(map(os.path.basename, resolve_inputs([str(tmp_path / "events?.jsonl")]))) == ["events1.jsonl"]
+
+
+def test_a_pipe_is_not_called_missing(tmp_path, capsys):
+    """ut41b #5: a FIFO (or /dev/stdin, a process substitution) was 'no such file or folder'."""
+    fifo = tmp_path / "events.jsonl"
+    os.mkfifo(fifo)
+    assert main(["map", str(fifo), "--out", str(tmp_path / "o.nt"), "--quarantine", str(tmp_path / "q.jsonl")]) == 2
+    assert capsys.readouterr().err.startswith(f"changeprov map: error: {fifo}: not a file or folder (a pipe or a device)")
