@@ -18,6 +18,7 @@ from changeprov.spark.fs import FileSystem
 def committed_manifest(fs: FileSystem, out: str, *, required: bool) -> dict | None:
     """The folder's manifest, None if it has none. A damaged one is an InputError where the run needs
     it (``required``: an append), else treated as none: an overwrite replaces it with the files."""
+    fs.recover("manifest.json")
     if not fs.exists("manifest.json"):
         return None
     try:
@@ -177,7 +178,7 @@ def _commit(spark, fs: FileSystem, staging: str, *, mode: str, compress: str, ru
                                           "counts", "files", "file_bytes")}]
     fs.delete(staging)
     manifest["finished"] = iso_seconds(time.time())
-    fs.write_text("manifest.json", json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    fs.replace_text("manifest.json", json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     # Each output folder is committed like a Spark job directory (readers of DIR/triples alone check
     # DIR/triples/_SUCCESS); DIR/_SUCCESS, last, commits the whole export.
     fs.mkdirs("triples")

@@ -184,6 +184,30 @@ class FileSystem:
     def write_text(self, name: str, text: str) -> None:
         self.write_bytes(name, text.encode("utf-8"))
 
+    def replace_text(self, name: str, text: str) -> None:
+        """Write ``name`` whole or not at all: to ``_NAME.partial``, then renamed over it (ut41b #6: a run
+        killed while writing manifest.json left it empty, the only record of an export's runs). Locally
+        the rename replaces atomically; HDFS renames onto no existing file, so there the old file goes
+        first, and a reader that finds none takes the complete partial one (``recover``)."""
+        partial = partial_name(name)
+        self.write_bytes(partial, text.encode("utf-8"))
+        if self.local is not None:
+            os.replace(self._os((partial,)), self._os((name,)))
+            return
+        self.delete(name)
+        self.move((partial,), (name,))
+
+    def recover(self, name: str) -> None:
+        """Put back a complete ``_NAME.partial`` whose rename a killed run did not do (``replace_text``);
+        drop one a run was killed while writing (the file it would replace is still there)."""
+        partial = partial_name(name)
+        if not self.exists(partial):
+            return
+        if self.exists(name):
+            self.delete(partial)
+        else:
+            self.move((partial,), (name,))
+
     def read_text(self, name: str) -> str:
         stream = self._fs.open(self.path(name))
         try:
@@ -193,3 +217,7 @@ class FileSystem:
         finally:
             stream.close()
         return data.decode("utf-8")
+
+
+def partial_name(name: str) -> str:
+    return f"_{name}.partial"

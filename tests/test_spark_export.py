@@ -248,6 +248,33 @@ def test_the_next_append_removes_what_a_run_killed_while_committing_had_moved(sp
     assert [p.name for p in (out / "quarantine").glob("part-*")] == ["part-00000.jsonl"]  # the fresh line maps
 
 
+def test_a_run_killed_while_writing_its_manifest_keeps_the_earlier_record(spark, mixed_log, mixed_export, tmp_path,
+                                                                          monkeypatch):
+    """ut41b #6: manifest.json was written in place: a kill while writing it left it empty, and for an
+    append the record of every earlier run was gone. It is written whole, then renamed over the old one."""
+    out = copy_of(mixed_export[0], tmp_path)
+    before = (out / "manifest.json").read_text()
+    more = tmp_path / "more.jsonl"
+    generate(more, events=50, seed=97, hostile_share=0, days=3)
+    real_write = job_module.FileSystem.write_bytes
+
+    def killed_halfway(self, name, data):
+        if "manifest" in name:
+            real_write(self, name, data[:len(data) // 2])
+            raise OSError("simulated kill while writing the manifest")
+        real_write(self, name, data)
+
+    monkeypatch.setattr(job_module.FileSystem, "write_bytes", killed_halfway)
+    with pytest.raises(OSError):
+        export(spark, resolve_inputs([str(more)]), str(out), mode="append")
+    monkeypatch.setattr(job_module.FileSystem, "write_bytes", real_write)
+    assert (out / "manifest.json").read_text() == before and not (out / "_SUCCESS").exists()
+    export(spark, resolve_inputs([str(more)]), str(out), mode="append")  # reads the record, appends again
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["previous_runs"][-1]["run_id"] == json.loads(before)["run_id"]
+    assert not (out / "_manifest.json.partial").exists() and (out / "_SUCCESS").exists()
+
+
 @pytest.mark.parametrize("through, as_uri", [("os", False), ("os", True), ("hadoop", False)])
 def test_the_commit_file_operations_agree_locally_and_through_hadoop(spark, tmp_path, through, as_uri):
     # a space in a plain path: the local folder must be Hadoop's decoded path, not its URI text
@@ -270,6 +297,17 @@ def test_the_commit_file_operations_agree_locally_and_through_hadoop(spark, tmp_
     fs.delete("a")
     fs.delete("a")  # deleting what is gone is no error
     assert not fs.exists("a") and fs.exists("c") and sorted(p.name for p in root.iterdir()) == ["c"]
+    # ut41b #6: a file replaced whole or not at all, and a killed replacement's leftovers sorted out
+    fs.replace_text("m.json", "one")
+    fs.replace_text("m.json", "two")
+    assert fs.read_text("m.json") == "two" and not fs.exists("_m.json.partial")
+    fs.write_text("_m.json.partial", "thr")  # killed while writing the new one: the old one stays
+    fs.recover("m.json")
+    assert fs.read_text("m.json") == "two" and not fs.exists("_m.json.partial")
+    fs.write_text("_m.json.partial", "three")  # killed between the delete and the rename (HDFS)
+    fs.delete("m.json")
+    fs.recover("m.json")
+    assert fs.read_text("m.json") == "three" and sorted(p.name for p in root.iterdir()) == ["c", "m.json"]
 
 
 def test_spark_submit_on_a_local_cluster_gives_the_same_triples(mixed_log, mixed_export, tmp_path):
