@@ -182,6 +182,8 @@ def open_input(path: str | Path) -> BinaryIO:
     """``path`` opened for reading bytes, decompressed by its suffix (``.gz``, ``.bz2``, ``.deflate``,
     in any case). InputError for Hadoop's codecs that Python cannot read."""
     codec = codec_of(path)
+    if codec in CODECS and os.path.getsize(path) == 0:  # no lines, as Hadoop's codecs read it (ut41b #4)
+        return io.BytesIO(b"")
     if codec == ".gz":
         return gzip.open(path, "rb")
     if codec == ".bz2":

@@ -551,3 +551,12 @@ def test_a_pipe_is_not_called_missing(tmp_path, capsys):
     os.mkfifo(fifo)
     assert main(["map", str(fifo), "--out", str(tmp_path / "o.nt"), "--quarantine", str(tmp_path / "q.jsonl")]) == 2
     assert capsys.readouterr().err.startswith(f"changeprov map: error: {fifo}: not a file or folder (a pipe or a device)")
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".deflate"])
+def test_an_empty_compressed_file_has_no_lines(tmp_path, suffix):
+    """ut41b #4: a 0-byte .bz2 was an error for map ('ended before the end-of-stream marker') and 0 lines
+    for export, as a 0-byte .gz was for both."""
+    (tmp_path / f"e.jsonl{suffix}").write_bytes(b"")
+    counts = map_to_files([str(tmp_path / f"e.jsonl{suffix}")], tmp_path / "o.nt", tmp_path / "q.jsonl").as_dict()
+    assert counts["lines_read"] == 0 and (tmp_path / "o.nt").read_bytes() == b""
