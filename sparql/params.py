@@ -403,6 +403,11 @@ def _as_text(p: Param, value: object) -> str:
             raise InputError(f"parameter {p.name}: not valid text: {exc.object[exc.start]!r} at position "
                              f"{exc.start} is no Unicode character (bytes that are not UTF-8?)") from None
         return value
+    # an answer's term passed back (asset, entity, event columns): as the command line would take it
+    if isinstance(value, ox.NamedNode) and p.type in ("entity", "tag", "user", "iri"):
+        return value.value
+    if isinstance(value, ox.Literal) and not isinstance(value, bool):
+        return value.value
     if isinstance(value, bool) and p.type == "boolean":
         return "true" if value else "false"
     timed = p.type in ("time", "time-end")
@@ -427,7 +432,8 @@ def _as_text(p: Param, value: object) -> str:
 
 #: what else a parameter of a type takes from Python (``_as_text``)
 TYPE_HINTS = {"time": ", datetime, date or epoch ms (int)", "time-end": ", datetime, date or epoch ms (int)",
-              "boolean": " or bool", "decimal": " or number", "integer": " or int"}
+              "boolean": " or bool", "decimal": " or number", "integer": " or int",
+              **{t: " or NamedNode" for t in ("entity", "tag", "user", "iri")}}
 
 
 def bind_params(store: TripleStore, q: NamedQuery, values: Mapping[str, object], *,

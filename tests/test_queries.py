@@ -3035,6 +3035,26 @@ def test_a_library_caller_names_the_query_and_gives_python_values(store, as_of):
     assert not run_query(store, "deleted-entities", {"since": _dt.datetime(2100, 1, 1)})
 
 
+def test_an_answers_terms_can_be_passed_back_as_parameters(store):
+    """An asset of one answer is the entity of the next question: run_query refused the NamedNode
+    ("expected a string, got NamedNode") and the literal of a version or time."""
+    down = run_query(store, "downstream", {"entity": ORDERS}).dicts()
+    asset = down[0]["asset"]
+    assert isinstance(asset, ox.NamedNode)
+    assert run_query(store, "entity-history", {"entity": asset}).rows == \
+        run_query(store, "entity-history", {"entity": asset.value}).rows
+    history = run_query(store, "entity-history", {"entity": OM_ORDERS}).dicts()
+    version, time = history[2]["current_version"], history[2]["time"]
+    assert isinstance(version, ox.Literal) and isinstance(time, ox.Literal)
+    assert run_query(store, "entity-state", {"entity": OM_ORDERS, "version": version}).rows == \
+        run_query(store, "entity-state", {"entity": OM_ORDERS, "version": version.value}).rows
+    assert run_query(store, "entity-state", {"entity": OM_ORDERS, "as_of": time}).rows == \
+        run_query(store, "entity-state", {"entity": OM_ORDERS, "as_of": time.value}).rows
+    with pytest.raises(InputError, match=re.escape("parameter since: expected a string, datetime, date or epoch ms "
+                                                   "(int), got NamedNode")):
+        run_query(store, "deleted-entities", {"since": asset})
+
+
 @pytest.mark.parametrize("value, says", [
     ("yesterday", "parameter as_of: not a time"),
     (True, "parameter as_of: expected a string, datetime, date or epoch ms (int), got bool"),
