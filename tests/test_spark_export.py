@@ -3,6 +3,7 @@ that adds up, quarantine with line numbers, idempotent overwrite, append, commit
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -215,6 +216,17 @@ def test_a_run_that_dies_while_committing_leaves_no_success_marker(spark, mixed_
     assert not (out / "_SUCCESS").exists()
 
 
+@contextlib.contextmanager
+def crashing(monkeypatch, method: str, failing):
+    """FileSystem.``method`` runs as ``failing(real_method, self, *args)`` in the block, which must end in
+    the OSError that simulates the crash."""
+    real = getattr(job_module.FileSystem, method)
+    monkeypatch.setattr(job_module.FileSystem, method, lambda self, *args: failing(real, self, *args))
+    with pytest.raises(OSError):
+        yield
+    monkeypatch.setattr(job_module.FileSystem, method, real)
+
+
 def test_the_next_append_removes_what_a_run_killed_while_committing_had_moved(spark, mixed_log, mixed_export,
                                                                               tmp_path, monkeypatch):
     """A user's test: after an append killed mid-commit, the next append committed the dead run's
@@ -225,19 +237,17 @@ def test_the_next_append_removes_what_a_run_killed_while_committing_had_moved(sp
     dead, fresh = tmp_path / "dead.jsonl", tmp_path / "fresh.jsonl"
     generate(dead, events=300, seed=98, hostile_share=0.05, days=28)
     (fresh).write_text(generate_lines(events=1)[0].decode() + "\n")
-    real_move, moves = job_module.FileSystem.move, []
+    moves = []
 
-    def dies_midway(self, src, dst):  # the new folders moved, 5 files renamed, the rest not
+    def dies_midway(real, self, src, dst):  # the new folders moved, 5 files renamed, the rest not
         if dst[-1].endswith(".nt"):
             moves.append(dst)
             if len(moves) > 5:
                 raise OSError("simulated crash while moving files")
-        real_move(self, src, dst)
+        real(self, src, dst)
 
-    monkeypatch.setattr(job_module.FileSystem, "move", dies_midway)
-    with pytest.raises(OSError):
+    with crashing(monkeypatch, "move", dies_midway):
         export(spark, resolve_inputs([str(dead)]), str(out), mode="append")
-    monkeypatch.setattr(job_module.FileSystem, "move", real_move)
     assert not (out / "_SUCCESS").exists() and read_triples(out) > committed  # the dead run's files are there
     messages = []
     export(spark, resolve_inputs([str(fresh)]), str(out), mode="append", progress=messages.append)
@@ -256,18 +266,14 @@ def test_a_run_killed_while_writing_its_manifest_keeps_the_earlier_record(spark,
     before = (out / "manifest.json").read_text()
     more = tmp_path / "more.jsonl"
     generate(more, events=50, seed=97, hostile_share=0, days=3)
-    real_write = job_module.FileSystem.write_bytes
-
-    def killed_halfway(self, name, data):
+    def killed_halfway(real, self, name, data):
         if "manifest" in name:
-            real_write(self, name, data[:len(data) // 2])
+            real(self, name, data[:len(data) // 2])
             raise OSError("simulated kill while writing the manifest")
-        real_write(self, name, data)
+        real(self, name, data)
 
-    monkeypatch.setattr(job_module.FileSystem, "write_bytes", killed_halfway)
-    with pytest.raises(OSError):
+    with crashing(monkeypatch, "write_bytes", killed_halfway):
         export(spark, resolve_inputs([str(more)]), str(out), mode="append")
-    monkeypatch.setattr(job_module.FileSystem, "write_bytes", real_write)
     assert (out / "manifest.json").read_text() == before and not (out / "_SUCCESS").exists()
     export(spark, resolve_inputs([str(more)]), str(out), mode="append")  # reads the record, appends again
     manifest = json.loads((out / "manifest.json").read_text())
