@@ -927,7 +927,7 @@ def test_who_changed_a_datahub_columns_tags_lists_the_tags_removed_and_added(col
         ("2024-01-01T20:00:00Z", "editableSchemaMetadata.email.globalTags", "added", None, ["urn:li:tag:PII"]),
         ("2024-01-01T21:00:00Z", "editableSchemaMetadata.email.globalTags", "updated", None, ["urn:li:tag:Gold"]),
         ("2024-01-01T22:00:00Z", "editableSchemaMetadata.ssn.globalTags", "added", None, ["urn:li:tag:PII"])]
-    t, hour = 1_704_139_200_000, 3_600_000
+    t = 1_704_139_200_000
     before = {"editableSchemaFieldInfo": [{"fieldPath": "email", "globalTags": {"tags": [
         {"tag": "urn:li:tag:PII"}, {"tag": "urn:li:tag:Gold"}]}}]}
     after = {"editableSchemaFieldInfo": [{"fieldPath": "email", "globalTags": {"tags": [{"tag": "urn:li:tag:Silver"}]}}]}
