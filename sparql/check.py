@@ -245,7 +245,8 @@ def vocabulary_check(store: TripleStore, *, limit: int) -> CheckResult:
     examples = []
     for iri in sorted(found)[:max(limit, 0)]:
         where = "?s ?term ?o" if found[iri] == "property" else "?s a ?term"
-        rows = store.select(f"SELECT ?term (COUNT(*) AS ?n) WHERE {{ {where} }} GROUP BY ?term",
+        # the marker line: an endpoint takes the parameter as a VALUES block there (rv41 #1)
+        rows = store.select(f"SELECT ?term (COUNT(*) AS ?n) WHERE {{\n#@bindings\n{where} }} GROUP BY ?term",
                             {"term": ox.NamedNode(iri)})
         examples.append({"term": iri, "used_as": found[iri], "triples": int(rows.rows[0][1].value)})
     return CheckResult(UNDECLARED, "shacl", "properties and classes of the om-event, PROV, RDF, RDFS, OWL, XSD "
