@@ -272,13 +272,13 @@ _SKEWED = (OM_PREFIX +
 
 def _clock_skew(store: TripleStore, bound: Mapping, _rows: Rows) -> list[str]:
     """A change that revises a version stamped later (ut20 #8): the state follows the timestamps,
-    so it may show a value its writer had already replaced. Only as of a time: at a version, and for
-    the latest state, the version chain orders an OpenMetadata entity's changes (ut41c #2); a DataHub
-    entity's are ordered by time (its versions count per aspect)."""
+    so it may show a value its writer had already replaced. Only as of a time alone: at a version, and
+    for the latest state, the version chain orders an OpenMetadata entity's changes (ut41c #2); a
+    DataHub entity's are ordered by time (its versions count per aspect)."""
     entity = bound.get("entity")
-    if "as_of" not in bound and ("version" in bound or (isinstance(entity, ox.NamedNode)
-                                                        and entity.value.startswith(OM_ENTITY))):
-        return []
+    if "version" in bound or ("as_of" not in bound and isinstance(entity, ox.NamedNode)
+                              and entity.value.startswith(OM_ENTITY)):
+        return []  # with a version (and an as_of too: rv41 #5) the version chain decides
     rows = store.select(_SKEWED, {k: bound[k] for k in ("entity", "as_of") if k in bound}).rows
     if not rows:
         return []

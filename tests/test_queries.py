@@ -855,7 +855,25 @@ def test_entity_state_of_an_openmetadata_version_follows_the_version_chain(tmp_p
         assert state() == ("v5", "0.5", False)
         # as of a time after both: what had happened by then, in time order, and the disagreement said
         assert state(as_of="2026-03-10") == ("v4", "0.4", True)
+        assert state(as_of="2026-03-10", version="0.5") == ("v5", "0.5", False)  # rv41 #5: no contradicting note
         assert state(as_of="2026-03-04T12:00:00Z") == ("v5", "0.5", False)
+
+
+def test_a_column_dropped_at_a_lower_version_stamped_later_does_not_hide_its_re_adding(tmp_path):
+    """rv41 #4: 0.4 drops column c, 0.5 adds it back with a description but is stamped a day earlier: at
+    version 0.5 (and for the latest state) the drop, stamped later, still hid the description."""
+    day = 1_772_409_600_000
+    column = lambda **more: json.dumps([{"name": "c", "dataType": "INT", **more}])
+    events = [_om_update(1, day, 0.2, added=[{"name": "columns", "newValue": column()}]),
+              _om_update(2, day + 3 * 86_400_000, 0.4, deleted=[{"name": "columns", "oldValue": column()}]),
+              _om_update(3, day + 2 * 86_400_000, 0.5, added=[{"name": "columns", "newValue": column()},
+                                                             {"name": "columns.c.description", "newValue": "back"}])]
+    with _store_of(events, tmp_path) as store:
+        for params in ({"version": "0.5"}, {}):
+            rows = run_query(store, "entity-state", {"entity": "svc.db.sch.t", **params}).dicts()
+            assert ("columns.c.description", "back") in {(r["field"].value, r["value"].value) for r in rows}, params
+        rows = run_query(store, "entity-state", {"entity": "svc.db.sch.t", "version": "0.4"}).dicts()
+        assert not [r for r in rows if r["field"].value.startswith("columns.c")]
 
 
 def test_entity_state_after_a_column_type_change_shows_the_columns_not_the_aspect(tmp_path):
