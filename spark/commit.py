@@ -18,7 +18,7 @@ from changeprov.spark.fs import FileSystem
 def committed_manifest(fs: FileSystem, out: str, *, required: bool) -> dict | None:
     """The folder's manifest, None if it has none. A damaged one is an InputError where the run needs
     it (``required``: an append), else treated as none: an overwrite replaces it with the files."""
-    fs.recover("manifest.json")
+    fs.recover("manifest.json", complete=_has_run_id)
     if not fs.exists("manifest.json"):
         return None
     try:
@@ -30,6 +30,14 @@ def committed_manifest(fs: FileSystem, out: str, *, required: bool) -> dict | No
         return None
 
 
+def _has_run_id(text: str) -> bool:
+    try:
+        manifest = json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(manifest, dict) and "run_id" in manifest
+
+
 def foreign_files(fs: FileSystem) -> list[str]:
     """What an export never writes among the files a run deletes or moves into (``manifest.json``,
     ``triples/``, ``quarantine/``): an overwrite deleted a user's ``triples/mine/data.ttl`` and own
@@ -38,11 +46,12 @@ def foreign_files(fs: FileSystem) -> list[str]:
     damaged export's (a run killed while writing it), which an overwrite replaces."""
     found = []
     if fs.exists("manifest.json"):
+        text = fs.read_text("manifest.json")
         try:
-            manifest = json.loads(fs.read_text("manifest.json"))
+            json.loads(text)
         except (ValueError, RecursionError):
-            manifest = {"run_id": "damaged"}
-        if not isinstance(manifest, dict) or "run_id" not in manifest:
+            text = '{"run_id": "damaged"}'
+        if not _has_run_id(text):
             found.append("manifest.json (not an export manifest: it has no run_id)")
 
     def ours(name: str, *kinds: str) -> bool:

@@ -7,6 +7,7 @@ import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 from urllib.parse import unquote, urlparse
 
 _GLOB_CHARS = re.compile(r"([\\{}\[\]*?])")
@@ -197,13 +198,14 @@ class FileSystem:
         self.delete(name)
         self.move((partial,), (name,))
 
-    def recover(self, name: str) -> None:
-        """Put back a complete ``_NAME.partial`` whose rename a killed run did not do (``replace_text``);
-        drop one a run was killed while writing (the file it would replace is still there)."""
+    def recover(self, name: str, *, complete: Callable[[str], bool]) -> None:
+        """Put back a ``_NAME.partial`` whose rename a killed run did not do (``replace_text``), if it is
+        ``complete``; drop one a run was killed while writing (rv41 #7: the file it would replace may be
+        gone too, an overwrite deletes the old manifest first)."""
         partial = partial_name(name)
         if not self.exists(partial):
             return
-        if self.exists(name):
+        if self.exists(name) or not complete(self.read_text(partial)):
             self.delete(partial)
         else:
             self.move((partial,), (name,))

@@ -307,13 +307,18 @@ def test_the_commit_file_operations_agree_locally_and_through_hadoop(spark, tmp_
     fs.replace_text("m.json", "one")
     fs.replace_text("m.json", "two")
     assert fs.read_text("m.json") == "two" and not fs.exists("_m.json.partial")
+    complete = lambda text: text.endswith(".")  # noqa: E731
     fs.write_text("_m.json.partial", "thr")  # killed while writing the new one: the old one stays
-    fs.recover("m.json")
+    fs.recover("m.json", complete=complete)
     assert fs.read_text("m.json") == "two" and not fs.exists("_m.json.partial")
-    fs.write_text("_m.json.partial", "three")  # killed between the delete and the rename (HDFS)
+    fs.write_text("_m.json.partial", "three.")  # killed between the delete and the rename (HDFS)
     fs.delete("m.json")
-    fs.recover("m.json")
-    assert fs.read_text("m.json") == "three" and sorted(p.name for p in root.iterdir()) == ["c", "m.json"]
+    fs.recover("m.json", complete=complete)
+    assert fs.read_text("m.json") == "three." and sorted(p.name for p in root.iterdir()) == ["c", "m.json"]
+    fs.write_text("_m.json.partial", "fou")  # rv41 #7: killed while writing, the old one deleted before
+    fs.delete("m.json")
+    fs.recover("m.json", complete=complete)
+    assert not fs.exists("m.json") and not fs.exists("_m.json.partial")
 
 
 def test_spark_submit_on_a_local_cluster_gives_the_same_triples(mixed_log, mixed_export, tmp_path):
