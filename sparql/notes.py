@@ -206,8 +206,10 @@ def _outside_window(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Li
     if not rows or rows[0][1] is None or int(rows[0][1].value) == 0:
         return []
     _, n, first, last = rows[0]
-    return [f"the entity has {int(n.value):,} event(s), from {display_text(first)} to {display_text(last)}, "
-            "none between since and until"]
+    # "of its own": entity-history also lists other entities' lineage events that added or cut an edge
+    # from it (rv41 #9), and those are not counted here
+    return [f"the entity has {int(n.value):,} event(s) of its own, from {display_text(first)} to "
+            f"{display_text(last)}, none between since and until"]
 
 
 #: ``# if-empty: NAME`` checks: (store, bound parameters) → notes explaining an empty answer

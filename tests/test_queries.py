@@ -1627,7 +1627,7 @@ def test_who_changed_and_changes_by_user(store):
     assert not outside and outside.notes == ["'tags' changed on this entity, but not between since and until"]
     quiet = run_query(store, "entity-history", {"entity": OM_ORDERS, "since": "2030-01-01"})
     # its own events: the history also lists the 2 lineage events of its downstream table (ut41c #5)
-    assert not quiet and quiet.notes[0].startswith(f"the entity has {len(history) - 2} event(s), from ") and \
+    assert not quiet and quiet.notes[0].startswith(f"the entity has {len(history) - 2} event(s) of its own, from ") and \
         quiet.notes[0].endswith(", none between since and until"), quiet.notes
     q = get_query("changes-by-user")
     dh = run_query(store, q, {"user": "urn:li:corpuser:dave"})
