@@ -145,7 +145,12 @@ def expand_inputs(inputs: str | os.PathLike | Iterable[str | os.PathLike]) -> li
         for m in matches:
             p = Path(m)
             if p.is_dir():
-                if _is_export(p):
+                try:
+                    export = _is_export(p)
+                except OSError as exc:  # listed, but not entered (rv41 #8)
+                    raise InputError(f"cannot read folder {m}: {exc.strerror or exc} (its event files would be "
+                                     "left out)") from None
+                if export:
                     raise InputError(f"{m}: a changeprov export folder (_SUCCESS, manifest.json), not event files")
                 inside = _event_files(p)
                 if not inside:  # a run pointed at the wrong folder must not report success (ut40b #4)

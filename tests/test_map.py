@@ -500,7 +500,7 @@ def test_an_unknown_family_is_refused_before_any_line_is_read(tmp_path):
     assert not (tmp_path / "o.nt").exists()
 
 
-@pytest.mark.parametrize("denied", ["walk", "look"])
+@pytest.mark.parametrize("denied", ["walk", "look", "named"])
 def test_a_folder_that_cannot_be_read_is_an_error_not_left_out(tmp_path, monkeypatch, capsys, denied):
     """ut41b #1: rglob skipped a subfolder the user could not open, so its lines were never read while the
     counts added up (exit 0); one that could be listed but not entered failed on an errno naming _SUCCESS.
@@ -517,7 +517,9 @@ def test_a_folder_that_cannot_be_read_is_an_error_not_left_out(tmp_path, monkeyp
     if denied == "walk":  # chmod 000: the folder cannot be listed
         real = os.scandir
         monkeypatch.setattr(os, "scandir", lambda path=".": refused(path) if Path(path) == sub else real(path))
-    else:  # chmod 644: listed, but nothing in it can be looked at
+    else:  # chmod 644: listed, but nothing in it can be looked at (rv41 #8: the folder named itself)
+        if denied == "named":
+            sub = tmp_path / "in"
         real_is_file = Path.is_file
         monkeypatch.setattr(Path, "is_file", lambda self: refused(self) if self.parent == sub else real_is_file(self))
     code = main(["map", str(tmp_path / "in"), "--out", str(tmp_path / "o.nt"), "--quarantine", str(tmp_path / "q.jsonl")])
