@@ -12,13 +12,13 @@ from pyspark.sql import DataFrame
 from changeprov.errors import InputError
 from changeprov.exportlayout import (iso_seconds, manifest_runs, parse_manifest, run_ids, shown_time,
                                      written_by_a_run)
-from changeprov.spark.fs import FileSystem
+from changeprov.spark.fs import FileSystem, partial_name
 
 
 def committed_manifest(fs: FileSystem, out: str, *, required: bool) -> dict | None:
     """The folder's manifest, None if it has none. A damaged one is an InputError where the run needs
     it (``required``: an append), else treated as none: an overwrite replaces it with the files."""
-    fs.recover("manifest.json", complete=_has_run_id)
+    _recover_manifest(fs)
     if not fs.exists("manifest.json"):
         return None
     try:
@@ -28,6 +28,19 @@ def committed_manifest(fs: FileSystem, out: str, *, required: bool) -> dict | No
             raise InputError(f"{exc}; restore it, or export with --mode overwrite (which replaces the folder's "
                              "export)") from None
         return None
+
+
+def _recover_manifest(fs: FileSystem) -> None:
+    """Put back a complete ``_manifest.json.partial`` whose rename a killed run did not do
+    (``FileSystem.replace_text``); drop one a run was killed while writing (rv41 #7: the manifest it
+    would replace may be gone too, as an overwrite deletes the old one first)."""
+    partial = partial_name("manifest.json")
+    if not fs.exists(partial):
+        return
+    if fs.exists("manifest.json") or not _has_run_id(fs.read_text(partial)):
+        fs.delete(partial)
+    else:
+        fs.move((partial,), ("manifest.json",))
 
 
 def _has_run_id(text: str) -> bool:

@@ -7,7 +7,6 @@ import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 from urllib.parse import unquote, urlparse
 
 _GLOB_CHARS = re.compile(r"([\\{}\[\]*?])")
@@ -189,7 +188,7 @@ class FileSystem:
         """Write ``name`` whole or not at all: to ``_NAME.partial``, then renamed over it (ut41b #6: a run
         killed while writing manifest.json left it empty, the only record of an export's runs). Locally
         the rename replaces atomically; HDFS renames onto no existing file, so there the old file goes
-        first, and a reader that finds none takes the complete partial one (``recover``)."""
+        first, and a reader that finds none takes the complete partial one (``spark.commit``)."""
         partial = partial_name(name)
         self.write_bytes(partial, text.encode("utf-8"))
         if self.local is not None:
@@ -197,18 +196,6 @@ class FileSystem:
             return
         self.delete(name)
         self.move((partial,), (name,))
-
-    def recover(self, name: str, *, complete: Callable[[str], bool]) -> None:
-        """Put back a ``_NAME.partial`` whose rename a killed run did not do (``replace_text``), if it is
-        ``complete``; drop one a run was killed while writing (rv41 #7: the file it would replace may be
-        gone too, an overwrite deletes the old manifest first)."""
-        partial = partial_name(name)
-        if not self.exists(partial):
-            return
-        if self.exists(name) or not complete(self.read_text(partial)):
-            self.delete(partial)
-        else:
-            self.move((partial,), (name,))
 
     def read_text(self, name: str) -> str:
         stream = self._fs.open(self.path(name))

@@ -307,18 +307,25 @@ def test_the_commit_file_operations_agree_locally_and_through_hadoop(spark, tmp_
     fs.replace_text("m.json", "one")
     fs.replace_text("m.json", "two")
     assert fs.read_text("m.json") == "two" and not fs.exists("_m.json.partial")
-    complete = lambda text: text.endswith(".")  # noqa: E731
-    fs.write_text("_m.json.partial", "thr")  # killed while writing the new one: the old one stays
-    fs.recover("m.json", complete=complete)
-    assert fs.read_text("m.json") == "two" and not fs.exists("_m.json.partial")
-    fs.write_text("_m.json.partial", "three.")  # killed between the delete and the rename (HDFS)
     fs.delete("m.json")
-    fs.recover("m.json", complete=complete)
-    assert fs.read_text("m.json") == "three." and sorted(p.name for p in root.iterdir()) == ["c", "m.json"]
-    fs.write_text("_m.json.partial", "fou")  # rv41 #7: killed while writing, the old one deleted before
-    fs.delete("m.json")
-    fs.recover("m.json", complete=complete)
-    assert not fs.exists("m.json") and not fs.exists("_m.json.partial")
+    from changeprov.spark.commit import _recover_manifest
+
+    def after_a_kill(partial: str, old: str | None) -> str | None:
+        """manifest.json once the next run has read it, after a kill left these files"""
+        for name, text in (("_manifest.json.partial", partial), ("manifest.json", old)):
+            fs.delete(name)
+            if text is not None:
+                fs.write_text(name, text)
+        _recover_manifest(fs)
+        assert not fs.exists("_manifest.json.partial")
+        return fs.read_text("manifest.json") if fs.exists("manifest.json") else None
+
+    whole = '{"run_id": "b"}'
+    assert after_a_kill('{"run_i', '{"run_id": "a"}') == '{"run_id": "a"}'  # killed while writing the new one
+    assert after_a_kill(whole, None) == whole  # killed between the delete and the rename (HDFS)
+    assert after_a_kill('{"run_i', None) is None  # rv41 #7: an overwrite had deleted the old one first
+    fs.delete("manifest.json")
+    assert sorted(p.name for p in root.iterdir()) == ["c"]
 
 
 def test_spark_submit_on_a_local_cluster_gives_the_same_triples(mixed_log, mixed_export, tmp_path):
