@@ -67,9 +67,11 @@ def foreign_files(fs: FileSystem) -> list[str]:
         if not _has_run_id(text):
             found.append("manifest.json (not an export manifest: it has no run_id)")
 
-    def ours(name: str, *kinds: str) -> bool:
-        return name.startswith((".", "_SUCCESS", *kinds))
+    def ours(name: str, *kinds: str) -> bool:  # a hidden file only as Hadoop's checksum (ut41d #3: .keep)
+        return name.startswith(("_SUCCESS", *kinds)) or (name.startswith(".") and name.endswith(".crc"))
 
+    found += [f"{name} (a file, where an export writes a folder)" for name in ("triples", "quarantine")
+              if fs.exists(name) and not fs.is_folder(name)]  # ut41d #3: replaced without a word
     found += [f"triples/{n}" for n in fs.names("triples") if not ours(n, "source=", "part-")]
     for source in (n for n in fs.names("triples") if n.startswith("source=")):
         found += [f"triples/{source}/{n}" for n in fs.names("triples", source) if not ours(n, "date=")]

@@ -97,6 +97,12 @@ class FileSystem:
             return self._os(parts).exists()
         return bool(self._fs.exists(self.path(*parts)))
 
+    def is_folder(self, *parts: str) -> bool:
+        if self.local is not None:
+            return self._os(parts).is_dir()
+        p = self.path(*parts)
+        return bool(self._fs.exists(p)) and bool(self._fs.getFileStatus(p).isDirectory())
+
     def delete(self, *parts: str) -> None:
         if self.local is not None:
             p = self._os(parts)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -181,8 +182,18 @@ def test_overwrite_is_idempotent_and_append_adds_only_new_partitions(spark, mixe
         f"{sorted(listed[0])[0]}")
 
 
-@pytest.mark.parametrize("mode", ["overwrite", "append"])
-def test_an_export_into_a_folder_of_other_files_deletes_none_of_them(spark, tmp_path, mode):
+@pytest.mark.parametrize("mode, mine, named", [
+    ("overwrite", {"triples/mine/data.ttl": "precious\n", "quarantine/notes.txt": "precious\n",
+                   "manifest.json": '{"my": "own manifest"}\n', "other.txt": "keep\n"},
+     "manifest.json (not an export manifest: it has no run_id), triples/mine, quarantine/notes.txt"),
+    ("append", {"triples/mine/data.ttl": "precious\n", "quarantine/notes.txt": "precious\n",
+                "manifest.json": '{"my": "own manifest"}\n', "other.txt": "keep\n"},
+     "manifest.json (not an export manifest: it has no run_id), triples/mine, quarantine/notes.txt"),
+    # ut41d #3: a file named triples was replaced by the folder, a hidden file in it deleted
+    ("overwrite", {"triples": "hi\n"}, "triples (a file, where an export writes a folder)"),
+    ("overwrite", {"triples/.keep": ""}, "triples/.keep"),
+])
+def test_an_export_into_a_folder_of_other_files_deletes_none_of_them(spark, tmp_path, mode, mine, named):
     """ut41b #2: overwrite deleted a user's triples/, quarantine/ and manifest.json (none an export's) with
     exit 0; an append would have mixed its files with them."""
     from changeprov.errors import InputError
@@ -190,13 +201,10 @@ def test_an_export_into_a_folder_of_other_files_deletes_none_of_them(spark, tmp_
     src = tmp_path / "e.jsonl"
     generate(src, events=20, seed=3, hostile_share=0, days=2)
     out = tmp_path / "out"
-    mine = {"triples/mine/data.ttl": "precious\n", "quarantine/notes.txt": "precious\n",
-            "manifest.json": '{"my": "own manifest"}\n', "other.txt": "keep\n"}
     for name, text in mine.items():
         (out / name).parent.mkdir(parents=True, exist_ok=True)
         (out / name).write_text(text)
-    with pytest.raises(InputError, match=r"holds files that no changeprov export writes \(manifest.json \(not an "
-                                         r"export manifest: it has no run_id\), triples/mine, quarantine/notes.txt\)"):
+    with pytest.raises(InputError, match=re.escape(f"holds files that no changeprov export writes ({named})")):
         export(spark, resolve_inputs([str(src)]), str(out), mode=mode)
     assert {p.relative_to(out).as_posix(): p.read_text() for p in out.rglob("*") if p.is_file()} == mine
 
