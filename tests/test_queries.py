@@ -256,6 +256,23 @@ def test_a_table_a_recursive_soft_delete_took_is_soft_deleted_until_its_parent_i
         assert note(2) == ["soft-deleted at this time and not restored: s.d.x.q (since 2024-03-01T09:00:00.000Z)"]
 
 
+@pytest.mark.parametrize("query, start", [("downstream", "s.d.x.p"), ("upstream", "s.d.x.r")])
+def test_a_table_a_recursive_hard_delete_took_leaves_the_lineage(tmp_path, query, start):
+    """ut41d #1: a table deleted with its schema (entity.children, recursive) stayed in lineage as live."""
+    t, hour = 1_709_280_000_000, 3_600_000
+    events = [_om_lineage(1, "entityLineageAdded", t, "p", "q", []), _om_lineage(2, "entityLineageAdded", t, "q", "r", []),
+              {"id": "del", "eventType": "entityDeleted", "entityType": "databaseSchema", "entityId": "sch",
+               "entityFullyQualifiedName": "s.d.x", "userName": "bob", "timestamp": t + hour, "recursive": True,
+               "previousVersion": 0.1, "currentVersion": 0.1,
+               "entity": {"id": "sch", "children": [{"id": "q", "type": "table", "fullyQualifiedName": "s.d.x.q"}]}}]
+    with _store_of(events, tmp_path) as store:
+        def names(as_of):
+            return [r["asset_name"].value for r in run_query(store, query, {"entity": start, "as_of": as_of}).dicts()]
+
+        assert names(t + hour - 1) == ["s.d.x.q", "s.d.x.r" if query == "downstream" else "s.d.x.p"]
+        assert names(t + hour) == []
+
+
 def test_lineage_before_any_edge_and_default_now(embedded):
     assert hops(run_query(embedded, get_query("upstream"), {"entity": LTV, "as_of": "2024-03-01"})) == {}
     assert hops(run_query(embedded, get_query("upstream"), {"entity": LTV})) == UPSTREAM_LTV["2024-03-21"]
