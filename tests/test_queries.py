@@ -983,11 +983,12 @@ def test_who_changed_a_datahub_columns_tags_lists_the_tags_removed_and_added(col
     t = 1_704_139_200_000
     before = {"editableSchemaFieldInfo": [{"fieldPath": "email", "globalTags": {"tags": [
         {"tag": "urn:li:tag:PII"}, {"tag": "urn:li:tag:Gold"}]}}]}
-    after = {"editableSchemaFieldInfo": [{"fieldPath": "email", "globalTags": {"tags": [{"tag": "urn:li:tag:Silver"}]}}]}
+    # ut41d #5: by URN, not by the IRI made of it (%20 for the space)
+    after = {"editableSchemaFieldInfo": [{"fieldPath": "email", "globalTags": {"tags": [{"tag": "urn:li:tag:My Tag%"}]}}]}
     removal = _store_of([_dh_mcl(d, "editableSchemaMetadata", t, "4", value=after, previous=("3", before))], tmp_path)
     rows = run_query(removal, get_query("who-changed"), {"entity": d, "field": "email.globalTags"}).dicts()
     assert [(r["change"].value, members(r["old_value"]), members(r["new_value"])) for r in rows] == [
-        ("updated", ["urn:li:tag:Gold", "urn:li:tag:PII"], ["urn:li:tag:Silver"])]
+        ("updated", ["urn:li:tag:Gold", "urn:li:tag:PII"], ["urn:li:tag:My Tag%"])]
     # an aspect's own change keeps its values: the aspect's JSON
     rows = run_query(removal, get_query("who-changed"), {"entity": d, "field": "editableSchemaMetadata"}).dicts()
     assert [json.loads(r["new_value"].value) for r in rows] == [after]
