@@ -16,6 +16,7 @@ Library code: never exits; the CLI maps ``report.ok`` to exit 0 / 1.
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from dataclasses import dataclass, field
@@ -24,7 +25,7 @@ from typing import Callable, Mapping
 import pyoxigraph as ox
 
 from changeprov.errors import InputError
-from changeprov.mapping.vocab import XSD
+from changeprov.mapping.vocab import PROV, XSD
 from changeprov.ontology.checks import ontology_checks
 from changeprov.sparql import lexer
 from changeprov.sparql.formats import display_text
@@ -227,6 +228,29 @@ def shacl_checks(store: TripleStore, *, limit: int) -> list[CheckResult]:
 UNDECLARED = "undeclared-terms"
 
 
+#: terms of the PROV namespace beside PROV-O's: PROV-AQ, PROV-DC, PROV-Dictionary and PROV-Links (W3C
+#: Notes, 2013; http://www.w3.org/ns/prov lists them), which data may use (ut41d #4)
+PROV_NOTES = frozenset(PROV + name for name in (
+    "Accept", "Contribute", "Contributor", "Copyright", "Create", "Creator", "Dictionary", "DirectQueryService",
+    "EmptyDictionary", "Insertion", "KeyEntityPair", "Modify", "Publish", "Publisher", "Removal", "Replace",
+    "RightsAssignment", "RightsHolder", "ServiceDescription", "Submit", "asInBundle", "derivedByInsertionFrom",
+    "derivedByRemovalFrom", "describesService", "dictionary", "hadDictionaryMember", "has_anchor", "has_provenance",
+    "has_query_service", "insertedKeyEntityPair", "mentionOf", "pairEntity", "pairKey", "pingback",
+    "provenanceUriTemplate", "qualifiedInsertion", "qualifiedRemoval", "removedKey"))
+
+
+@functools.cache
+def _prov_inverse_names() -> frozenset[str]:
+    """The names PROV-O gives its properties' inverses (prov:inverse, e.g. hadDelegate), for data that
+    states them."""
+    from rdflib import URIRef
+
+    from changeprov.ontology.tbox import prov_o_graph
+
+    graph = prov_o_graph()
+    return frozenset(PROV + str(name) for name in graph.objects(None, URIRef(PROV + "inverse")))
+
+
 def vocabulary_check(store: TripleStore, *, limit: int) -> CheckResult:
     """The data's properties and classes in the om-event, PROV, RDF, RDFS, OWL, XSD and SKOS namespaces
     that none of them declares. The shapes are open, so a triple with a misspelt property
@@ -240,7 +264,7 @@ def vocabulary_check(store: TripleStore, *, limit: int) -> CheckResult:
                         ("class", "SELECT DISTINCT ?term WHERE { ?s a ?term }")):
         for (term,) in store.select(query).rows:
             if isinstance(term, ox.NamedNode) and term.value.startswith(VETTED) and term.value not in VETTED \
-                    and not declared(term.value):
+                    and not declared(term.value) and term.value not in PROV_NOTES | _prov_inverse_names():
                 found.setdefault(term.value, role)
     examples = []
     for iri in sorted(found)[:max(limit, 0)]:

@@ -87,7 +87,10 @@ def inject(kind: str, p: dict) -> list[ox.Triple]:
         # a misspelt property and class in vetted namespaces; a term of the user's own namespace is fine
         "misspelt-data": [ox.Triple(p["event"], om("timestmp"), dt("2024-01-01T00:00:00.000Z")),
                           ox.Triple(p["event"], N(RDF_TYPE), prov("Activty")),
-                          ox.Triple(p["event"], N("http://example.org/mine#note"), ox.Literal("ours"))],
+                          ox.Triple(p["event"], N("http://example.org/mine#note"), ox.Literal("ours")),
+                          # ut41d #4: terms of the PROV Notes and PROV-O's inverse names are PROV's own
+                          ox.Triple(p["event"], prov("mentionOf"), p["event"]),
+                          ox.Triple(p["event"], prov("hadDelegate"), p["event"])],
     }[kind]
 
 
