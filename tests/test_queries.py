@@ -876,6 +876,25 @@ def test_entity_state_of_an_openmetadata_version_follows_the_version_chain(tmp_p
         assert state(as_of="2026-03-04T12:00:00Z") == ("v5", "0.5", False)
 
 
+def test_a_same_version_change_stamped_earlier_still_follows_the_change_it_revises(tmp_path):
+    """ut41d #2: 0.1 -> 0.2 (description B) at 10:00, then 0.2 -> 0.2 (B2) stamped 09:00: the latest state
+    and version 0.2 said B, ordering the two changes of version 0.2 by time."""
+    t, hour = 1_788_249_600_000, 3_600_000
+
+    def described(n, ms, version, previous, text):
+        event = _om_update(n, ms, version, updated=[{"name": "description", "oldValue": "x", "newValue": text}])
+        event["previousVersion"] = event["changeDescription"]["previousVersion"] = previous
+        return event
+
+    events = [described(1, t + 2 * hour, 0.2, 0.1, "B"), described(2, t + hour, 0.2, 0.2, "B2")]
+    with _store_of(events, tmp_path) as store:
+        for params in ({}, {"version": "0.2"}):
+            rows = run_query(store, "entity-state", {"entity": "svc.db.sch.t", **params}).dicts()
+            assert [r["value"].value for r in rows if r["field"].value == "description"] == ["B2"], params
+        rows = run_query(store, "entity-state", {"entity": "svc.db.sch.t", "as_of": t + 90 * 60_000}).dicts()
+        assert [r["value"].value for r in rows if r["field"].value == "description"] == ["B2"]  # B not yet
+
+
 def test_a_column_dropped_at_a_lower_version_stamped_later_does_not_hide_its_re_adding(tmp_path):
     """rv41 #4: 0.4 drops column c, 0.5 adds it back with a description but is stamped a day earlier: at
     version 0.5 (and for the latest state) the drop, stamped later, still hid the description."""
