@@ -271,6 +271,10 @@ def test_a_table_a_recursive_hard_delete_took_leaves_the_lineage(tmp_path, query
 
         assert names(t + hour - 1) == ["s.d.x.q", "s.d.x.r" if query == "downstream" else "s.d.x.p"]
         assert names(t + hour) == []
+        if query == "upstream":  # lineage-details: the direct edges, with what was said of them
+            details = [run_query(store, "lineage-details", {"entity": "s.d.x.r", "as_of": at}).dicts()
+                       for at in (t + hour - 1, t + hour)]
+            assert [[r["upstream_name"].value for r in d] for d in details] == [["s.d.x.q"], []]
 
 
 def test_lineage_before_any_edge_and_default_now(embedded):
