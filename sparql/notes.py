@@ -14,7 +14,7 @@ from changeprov.mapping.vocab import OM_ENTITY, XSD_DECIMAL
 from changeprov.sparql.formats import display_text, display_value
 from changeprov.sparql.params import _current_name, user_name
 from changeprov.sparql.query_files import OM_PREFIX
-from changeprov.sparql.stores import Rows, TripleStore
+from changeprov.sparql.stores import Rows, TripleStore, with_rows
 
 _VERSIONED = (OM_PREFIX +
               "ASK {\n#@bindings\n?event om:affectsEntity ?entity ; om:currentVersion ?v }")
@@ -339,13 +339,18 @@ _SOFT_DELETED = (OM_PREFIX +
 
 def _soft_deleted_since(store: TripleStore, assets: list[ox.NamedNode], as_of: ox.Literal | None) -> dict[ox.NamedNode, str]:
     """The assets soft-deleted at ``as_of`` (None: now) and not restored by then → since when (the first
-    soft delete still in force). One lookup per asset (0.55 ms on 2.26M triples)."""
+    soft delete still in force). One lookup per asset (0.55 ms on 2.26M triples); on an endpoint one
+    request per 200 assets."""
     at = {"as_of": as_of} if as_of is not None else {}
+    if store.kind == "remote":  # ut41d #6: a request per asset, 2 s for 1,500; a VALUES block of 200 rows each
+        found = [row for i in range(0, len(assets), 200) for row in store.select(
+            with_rows(_SOFT_DELETED, [{"entity": a, **at} for a in assets[i:i + 200]])).rows]
+    else:
+        found = [row for a in assets for row in store.select(_SOFT_DELETED, {"entity": a, **at}).rows]
     first: dict[ox.NamedNode, ox.Literal] = {}
-    for a in assets:
-        for entity, _, time in store.select(_SOFT_DELETED, {"entity": a, **at}).rows:
-            if entity not in first or _instant(time.value) < _instant(first[entity].value):
-                first[entity] = time
+    for entity, _, time in found:
+        if entity not in first or _instant(time.value) < _instant(first[entity].value):
+            first[entity] = time
     return {entity: display_text(time) for entity, time in first.items()}
 
 

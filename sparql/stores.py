@@ -596,16 +596,29 @@ class MemoryStore(TripleStore):
 # ----------------------------------------------------------------------------- remote (SPARQL 1.1)
 
 
-def values_block(bindings: Mapping[str, Term]) -> str:
-    """``VALUES (?a ?b) { (<…> "…"^^<…>) }`` with terms serialised by pyoxigraph (N-Triples escaped)."""
-    names, terms = [], []
-    for name, term in bindings.items():
+def values_block(bindings: Mapping[str, Term], *more: Mapping[str, Term]) -> str:
+    """``VALUES (?a ?b) { (<…> "…"^^<…>) }`` with terms serialised by pyoxigraph (N-Triples escaped); ``more``:
+    further rows of the same variables (one request for many lookups on an endpoint)."""
+    names = []
+    for name in bindings:
         ox.Variable(name)  # validates the variable name
-        if not isinstance(term, (ox.NamedNode, ox.Literal)):
-            raise InputError(f"parameter {name}: only IRIs and literals can be bound")
         names.append("?" + name)
-        terms.append(_inert(name, term))
-    return f"VALUES ({' '.join(names)}) {{ ({' '.join(terms)}) }}"
+    rows = []
+    for row in (bindings, *more):
+        terms = []
+        for name, term in row.items():
+            if not isinstance(term, (ox.NamedNode, ox.Literal)):
+                raise InputError(f"parameter {name}: only IRIs and literals can be bound")
+            terms.append(_inert(name, term))
+        rows.append(f"({' '.join(terms)})")
+    return f"VALUES ({' '.join(names)}) {{ {' '.join(rows)} }}"
+
+
+def with_rows(query: str, rows: list[Mapping[str, Term]]) -> str:
+    """``query`` with a VALUES block of all ``rows`` (of the same variables) at every marker line: on an
+    endpoint, one request answers what a store answers with one substitution per row."""
+    block = values_block(*rows)
+    return "\n".join(block if line.strip() == BINDINGS_MARKER else line for line in query.split("\n"))
 
 
 def _inert(name: str, term: ox.NamedNode | ox.Literal) -> str:
