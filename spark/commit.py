@@ -37,17 +37,19 @@ def _recover_manifest(fs: FileSystem) -> None:
     partial = partial_name("manifest.json")
     if not fs.exists(partial):
         return
-    if fs.exists("manifest.json") or not _has_run_id(fs.read_text(partial)):
+    if fs.exists("manifest.json") or _run_manifest(fs.read_text(partial)) is not True:
         fs.delete(partial)
     else:
         fs.move((partial,), ("manifest.json",))
 
 
-def _has_run_id(text: str) -> bool:
+def _run_manifest(text: str) -> bool | None:
+    """Whether ``text`` is a manifest an export wrote (a JSON object with a run_id); None: not JSON (a
+    run killed while writing it)."""
     try:
         manifest = json.loads(text)
     except (ValueError, RecursionError):
-        return False
+        return None
     return isinstance(manifest, dict) and "run_id" in manifest
 
 
@@ -59,12 +61,7 @@ def foreign_files(fs: FileSystem) -> list[str]:
     damaged export's (a run killed while writing it), which an overwrite replaces."""
     found = []
     if fs.exists("manifest.json"):
-        text = fs.read_text("manifest.json")
-        try:
-            json.loads(text)
-        except (ValueError, RecursionError):
-            text = '{"run_id": "damaged"}'
-        if not _has_run_id(text):
+        if _run_manifest(fs.read_text("manifest.json")) is False:
             found.append("manifest.json (not an export manifest: it has no run_id)")
 
     def ours(name: str, *kinds: str) -> bool:  # a hidden file only as Hadoop's checksum (ut41d #3: .keep)

@@ -251,6 +251,12 @@ def _prov_inverse_names() -> frozenset[str]:
     return frozenset(PROV + str(name) for name in graph.objects(None, URIRef(PROV + "inverse")))
 
 
+#: how often the data uses a term, as a property or as a class (the marker line: an endpoint takes the
+#: parameter as a VALUES block there, rv41 #1)
+_USES = {"property": "SELECT ?term (COUNT(*) AS ?n) WHERE {\n#@bindings\n?s ?term ?o } GROUP BY ?term",
+         "class": "SELECT ?term (COUNT(*) AS ?n) WHERE {\n#@bindings\n?s a ?term } GROUP BY ?term"}
+
+
 def vocabulary_check(store: TripleStore, *, limit: int) -> CheckResult:
     """The data's properties and classes in the om-event, PROV, RDF, RDFS, OWL, XSD and SKOS namespaces
     that none of them declares. The shapes are open, so a triple with a misspelt property
@@ -268,10 +274,7 @@ def vocabulary_check(store: TripleStore, *, limit: int) -> CheckResult:
                 found.setdefault(term.value, role)
     examples = []
     for iri in sorted(found)[:max(limit, 0)]:
-        where = "?s ?term ?o" if found[iri] == "property" else "?s a ?term"
-        # the marker line: an endpoint takes the parameter as a VALUES block there (rv41 #1)
-        rows = store.select(f"SELECT ?term (COUNT(*) AS ?n) WHERE {{\n#@bindings\n{where} }} GROUP BY ?term",
-                            {"term": ox.NamedNode(iri)})
+        rows = store.select(_USES[found[iri]], {"term": ox.NamedNode(iri)})
         examples.append({"term": iri, "used_as": found[iri], "triples": int(rows.rows[0][1].value)})
     return CheckResult(UNDECLARED, "shacl", "properties and classes of the om-event, PROV, RDF, RDFS, OWL, XSD "
                        "and SKOS namespaces that the data uses and no ontology declares (a misspelt term or another "

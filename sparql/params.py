@@ -406,7 +406,7 @@ def _as_text(p: Param, value: object) -> str:
     # an answer's term passed back (asset, entity, event columns): as the command line would take it
     if isinstance(value, ox.NamedNode) and p.type in ("entity", "tag", "user", "iri"):
         return value.value
-    if isinstance(value, ox.Literal) and not isinstance(value, bool):
+    if isinstance(value, ox.Literal):
         return value.value
     if isinstance(value, bool) and p.type == "boolean":
         return "true" if value else "false"

@@ -646,15 +646,11 @@ def with_values(query: str, bindings: Mapping[str, Term] | None) -> str:
     """
     if not bindings:
         return query
-    lines = query.split("\n")  # only where the engine and the SERVICE guard break lines (rv43 H1)
-    hits = [i for i, line in enumerate(lines) if line.strip() == BINDINGS_MARKER]
-    if not hits:
+    # only where the engine and the SERVICE guard break lines (rv43 H1)
+    if not any(line.strip() == BINDINGS_MARKER for line in query.split("\n")):
         raise InputError(f"a query with parameters needs a line `{BINDINGS_MARKER}` at the start "
                          "of its WHERE group (where the remote VALUES block goes)")
-    block = values_block(bindings)
-    for i in hits:
-        lines[i] = block
-    return "\n".join(lines)
+    return with_rows(query, [bindings])
 
 
 _BARE_DESCRIBE = re.compile(r"(?is)\s*((PREFIX\s+[\w.-]*:|BASE)\s*)*DESCRIBE(\s+(\?\w+|\$\w+|\*|[\w.-]*:[\w.-]*))*\s*")
