@@ -275,6 +275,11 @@ def test_a_table_a_recursive_hard_delete_took_leaves_the_lineage(tmp_path, query
             details = [run_query(store, "lineage-details", {"entity": "s.d.x.r", "as_of": at}).dicts()
                        for at in (t + hour - 1, t + hour)]
             assert [[r["upstream_name"].value for r in d] for d in details] == [["s.d.x.q"], []]
+        # audit-lineage marks both edges removed once the delete took q (it looked at own deletes only)
+        audit = lambda at: {(r["down_name"].value, r["up_name"].value): r["valid"].value
+                            for r in run_query(store, "audit-lineage", {"entity": start, "as_of": at}).dicts()}
+        assert audit(t + hour - 1) == {("s.d.x.q", "s.d.x.p"): "true", ("s.d.x.r", "s.d.x.q"): "true"}
+        assert audit(t + hour) == {("s.d.x.q", "s.d.x.p"): "false", ("s.d.x.r", "s.d.x.q"): "false"}
 
 
 def test_lineage_before_any_edge_and_default_now(embedded):
