@@ -282,22 +282,29 @@ def test_a_table_a_recursive_hard_delete_took_leaves_the_lineage(tmp_path, query
         assert audit(t + hour) == {("s.d.x.q", "s.d.x.p"): "false", ("s.d.x.r", "s.d.x.q"): "false"}
 
 
-def test_a_dependent_a_recursive_hard_delete_took_is_a_former_dependent_in_audit_deletions(tmp_path):
-    """audit-deletions called q a "still" dependent of p at p's deletion although the recursive delete of q's
-    schema had ended it an hour before (it looked at q's own hard deletes only)."""
+def test_a_dependent_a_recursive_hard_delete_took_is_no_dependent_of_later_drops_and_deletes(tmp_path):
+    """audit-deletions called q a "still" dependent of p at p's deletion, and audit-schema-drops a dependent of
+    p's column drop, although the recursive delete of q's schema had ended it an hour before (both looked at
+    q's own hard deletes only)."""
     t, hour = 1_709_280_000_000, 3_600_000
     events = [_om_lineage(1, "entityLineageAdded", t, "p", "q", []),
               {"id": "del", "eventType": "entityDeleted", "entityType": "databaseSchema", "entityId": "sch",
                "entityFullyQualifiedName": "s.d.x", "userName": "bob", "timestamp": t + hour, "recursive": True,
                "previousVersion": 0.1, "currentVersion": 0.1,
                "entity": {"id": "sch", "children": [{"id": "q", "type": "table", "fullyQualifiedName": "s.d.x.q"}]}},
+              {"id": "p-drop", "eventType": "entityUpdated", "entityType": "table", "entityId": "p",
+               "entityFullyQualifiedName": "s.d.x.p", "userName": "bob", "timestamp": t + 90 * 60_000,
+               "previousVersion": 0.1, "currentVersion": 1.1,
+               "changeDescription": {"fieldsAdded": [], "fieldsUpdated": [], "fieldsDeleted": [
+                   {"name": "columns", "oldValue": json.dumps([{"name": "a", "fullyQualifiedName": "s.d.x.p.a"}])}]}},
               {"id": "p-gone", "eventType": "entitySoftDeleted", "entityType": "table", "entityId": "p",
                "entityFullyQualifiedName": "s.d.x.p", "userName": "bob", "timestamp": t + 2 * hour,
-               "previousVersion": 0.1, "currentVersion": 0.2}]
+               "previousVersion": 1.1, "currentVersion": 1.2}]
     with _store_of(events, tmp_path) as store:
         rows = run_query(store, "audit-deletions", {}).dicts()
         assert {(r["entity_name"].value, r["dependent_name"].value, r["dependency"].value) for r in rows
                 if r["entity_name"].value == "s.d.x.p"} == {("s.d.x.p", "s.d.x.q", "former")}
+        assert run_query(store, "audit-schema-drops", {}).dicts() == []
 
 
 def test_lineage_before_any_edge_and_default_now(embedded):
