@@ -730,6 +730,31 @@ def test_audit_lineage_removed_lists_edges_an_upstream_lineage_left_out_without_
     assert run_query(store, get_query("upstream"), {"entity": e}).rows == []
 
 
+def test_audit_lineage_removed_lists_an_edge_a_version_removed_in_its_adds_millisecond_once(tmp_path):
+    """ut42b #1: version 3 removed u1 in the millisecond of version 2, which had kept it; the restatement at
+    03:00 (version 4, without u1) was listed as a second removal, since "nothing ended the edge in between"
+    did not count the removal in the add's own millisecond that upstream counts (it revises the add)."""
+    t, hour = 1_714_521_600_000, 3_600_000
+    d = DS("hive,d")
+    up = lambda *ns: {"upstreams": [{"dataset": DS(f"hive,{n}"), "type": "TRANSFORMED"} for n in ns]}
+    events = [_dh_mcl(d, "upstreamLineage", t + hour, "1", value=up("u1")),
+              _dh_mcl(d, "upstreamLineage", t + 2 * hour, "2", value=up("u1", "u3"), previous=("1", up("u1"))),
+              _dh_mcl(d, "upstreamLineage", t + 2 * hour, "3", value=up("u3"), previous=("2", up("u1", "u3"))),
+              _dh_mcl(d, "upstreamLineage", t + 3 * hour, "4", value=up("u3"), previous=("3", up("u3"))),
+              # the same without previous values (setsUpstreamsOf only) on a second dataset
+              _dh_mcl(DS("hive,e"), "upstreamLineage", t + hour, "1", value=up("u1")),
+              _dh_mcl(DS("hive,e"), "upstreamLineage", t + 2 * hour, "2", value=up("u1", "u3")),
+              _dh_mcl(DS("hive,e"), "upstreamLineage", t + 2 * hour, "3", value=up("u3"), previous=("2", up("u1", "u3"))),
+              _dh_mcl(DS("hive,e"), "upstreamLineage", t + 3 * hour, "4", value=up("u3"))]
+    with _store_of(events, tmp_path) as store:
+        rows = run_query(store, "audit-lineage-removed", {}).dicts()
+        assert [(r["down_name"].value, r["up_name"].value, r["time"].value) for r in rows] == [
+            (d, DS("hive,u1"), "2024-05-01T02:00:00Z"), (DS("hive,e"), DS("hive,u1"), "2024-05-01T02:00:00Z")]
+        for at in (t + 2 * hour, t + 3 * hour):
+            assert [r["asset_name"].value for r in run_query(store, "upstream", {"entity": d, "as_of": at}).dicts()] \
+                == [DS("hive,u3")]
+
+
 def _fine_and_coarse() -> tuple[dict, dict]:
     """A DataHub upstreamLineage of db.d from db.u with the column edge u.f -> d.g, and one without it."""
     fine = {"upstreams": [{"dataset": DS("hive,db.u"), "type": "TRANSFORMED"}],
