@@ -330,6 +330,8 @@ def _integrity_findings(rows: list[dict]) -> list[Finding]:
     out = []
     # a conflicting event has a row per user: one finding naming them all
     conflicting = _group((r for r in rows if r["problem"] == "conflicting-event"), lambda r: r["event"])
+    # an unknown entity has a row per event that first named it in that millisecond (ut42b #5)
+    unknown = _group((r for r in rows if r["problem"] == "unknown-entity"), lambda r: r["entity"])
     for r in rows:
         user = r["user"] or "no user"
         if r["problem"] == "change-after-delete":
@@ -343,7 +345,14 @@ def _integrity_findings(rows: list[dict]) -> list[Finding]:
             users = sorted({x["user"] or "no user" for x in group})
             summary = f"{r['detail']} (times {r['time']} to {r['other_time']}; users {', '.join(users)})"
         else:
-            summary = f"in lineage first added by {user}, but no event affects it"
+            group = unknown[r["entity"]]
+            if group[0] is not r:
+                continue
+            users = ", ".join(sorted({x["user"] or "no user" for x in group}))
+            summary = f"in lineage first added by {users}, but no event affects it"
+            out.append(Finding(r["problem"], r["time"], summary, _events(group), r["entity"], r["entity_name"],
+                               {"user": r["user"]}))
+            continue
         events, details = _with_other(r, user=r["user"])
         out.append(Finding(r["problem"], r["time"], summary, events, r["entity"], r["entity_name"], details))
     return out

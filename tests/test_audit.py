@@ -298,6 +298,11 @@ def integrity_db(shared_dir, tmp_path_factory) -> Path:
              entity=dict(lineage["entity"], fromEntity=dict(lineage["entity"]["fromEntity"], id=ids[9],
                                                              fullyQualifiedName="x.ghost"),
                          toEntity=dict(lineage["entity"]["toEntity"], id=ids[2], fullyQualifiedName="x.d"))),
+        # ut42b #5: a second edge from the ghost in that millisecond made a second finding
+        dict(lineage, id="i14", timestamp=t + 3000, entityId=ids[8],
+             entity=dict(lineage["entity"], fromEntity=dict(lineage["entity"]["fromEntity"], id=ids[9],
+                                                             fullyQualifiedName="x.ghost"),
+                         toEntity=dict(lineage["entity"]["toEntity"], id=ids[7], fullyQualifiedName="x.g"))),
         # DataHub: deleted, written again (re-created), changed: fine; deleted, then changed: a finding
         _mcl(dh_back, "datasetKey", key, t), _mcl(dh_back, "datasetKey", None, t + 1000, change="DELETE"),
         _mcl(dh_back, "status", None, t + 1000, change="DELETE"),
@@ -348,7 +353,7 @@ def test_integrity_findings(kind, request, integrity_db):
                    ("conflicting-event", "x.g", "2030-03-17T17:46:45.000Z", 1),
                    ("duplicate-name", "x.e", "2030-03-17T17:46:40.500Z", 2),
                    ("duplicate-name", "x.f", "2030-03-17T17:46:40.200Z", 2),
-                   ("unknown-entity", "x.ghost", "2030-03-17T17:46:43.000Z", 1)]
+                   ("unknown-entity", "x.ghost", "2030-03-17T17:46:43.000Z", 2)]
     (twin,) = [f for f in rep.of_kind("duplicate-name") if f.entity_name == "x.e"]
     assert twin.details["other_time"] == "2030-03-17T17:46:40.000Z"
     assert "another table with this fullyQualifiedName still existed: " in twin.summary
