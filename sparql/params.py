@@ -33,6 +33,8 @@ def parse_time(value: str, *, end_of_day: bool = False, now_ms: int | None = Non
     ('2024-03-05T12:00:00.001Z', '2024-03-05T12:00:00.000Z')
     >>> parse_time("2024-03-05T12:00+01:00").value
     '2024-03-05T11:00:00.000Z'
+    >>> parse_time("2024-03-05 12:00:00Z").value
+    '2024-03-05T12:00:00.000Z'
     """
     v = value.strip()
     try:
@@ -45,8 +47,10 @@ def parse_time(value: str, *, end_of_day: bool = False, now_ms: int | None = Non
         elif re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", v):
             ms = terms.rfc3339_to_ms(v + ("T23:59:59.999Z" if end_of_day else "T00:00:00Z"))
         else:
-            t = v  # RFC 3339 allows a lower-case t and z; only those two letters change case
-            if re.match(r"[0-9]{4}-[0-9]{2}-[0-9]{2}t", t):
+            # RFC 3339 allows a lower-case t and z (only those two letters change case), and a space
+            # for the T (its section 5.6 note: "2024-03-05 12:00:00Z", as SQL and logs print times)
+            t = v
+            if re.match(r"[0-9]{4}-[0-9]{2}-[0-9]{2}[t ][0-9]", t):
                 t = t[:10] + "T" + t[11:]
             if t.endswith("z"):
                 t = t[:-1] + "Z"
