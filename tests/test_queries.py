@@ -730,6 +730,35 @@ def test_audit_lineage_removed_lists_edges_an_upstream_lineage_left_out_without_
     assert run_query(store, get_query("upstream"), {"entity": e}).rows == []
 
 
+def test_tag_changes_in_one_millisecond_are_listed_in_version_order(tmp_path):
+    """ut42b #4: a tag added by one version and removed by the next in one millisecond was listed removed
+    first on some entities (ordered by event IRI), which reads as if the tag were still there. Six
+    OpenMetadata tables and six DataHub datasets, so that an order by IRI gets some of them wrong."""
+    t = 1_714_521_600_000
+    tags = lambda *names: json.dumps([{"tagFQN": n, "source": "Classification"} for n in names])
+    gt = lambda *names: {"tags": [{"tag": f"urn:li:tag:{n}"} for n in names]}
+    events = []
+    for i in range(6):
+        table = {"entityType": "table", "entityId": f"t{i}", "entityFullyQualifiedName": f"s.d.x.t{i}", "userName": "ann",
+                 "timestamp": t, "eventType": "entityUpdated"}
+        events += [{**table, "id": f"rm-{i}", "previousVersion": 0.2, "currentVersion": 0.3, "changeDescription": {
+                        "fieldsAdded": [], "fieldsUpdated": [], "fieldsDeleted": [{"name": "tags", "oldValue": tags("A.x")}]}},
+                   {**table, "id": f"add-{i}", "previousVersion": 0.1, "currentVersion": 0.2, "changeDescription": {
+                        "fieldsAdded": [{"name": "tags", "newValue": tags("A.x")}], "fieldsUpdated": [], "fieldsDeleted": []}}]
+        d = DS(f"hive,db.e{i}")
+        events += [_dh_mcl(d, "globalTags", t, "3", value=gt("Y"), previous=("2", gt("X"))),
+                   _dh_mcl(d, "globalTags", t, "2", value=gt("X"), previous=("1", gt())),
+                   _dh_mcl(d, "globalTags", t - 1, "1", value=gt())]
+    with _store_of(events, tmp_path) as store:
+        for tag in ("A.x", "urn:li:tag:X"):
+            rows = run_query(store, "tag-changes", {"tag": tag}).dicts()
+            by_entity: dict[str, list[str]] = {}
+            for r in rows:
+                by_entity.setdefault(r["entity_name"].value, []).append(r["action"].value)
+            assert len(by_entity) == 6 and all(actions == ["added", "removed"] for actions in by_entity.values()), \
+                (tag, by_entity)
+
+
 def test_audit_lineage_removed_lists_an_edge_a_version_removed_in_its_adds_millisecond_once(tmp_path):
     """ut42b #1: version 3 removed u1 in the millisecond of version 2, which had kept it; the restatement at
     03:00 (version 4, without u1) was listed as a second removal, since "nothing ended the edge in between"
