@@ -387,7 +387,7 @@ def bench_load(work: Path, export: Path, *, rdflib_triples: int, skip_rdflib: bo
 def _query_worker(conn, kind: str, target) -> None:
     """Child process: open one store, then run (query, parameters) requests until None."""
     from changeprov.sparql.queries import get_query, run_query
-    from changeprov.sparql.stores import MemoryStore, open_store
+    from changeprov.sparql.stores import RdflibStore, open_store
 
     t0 = time.perf_counter()
     if kind == "embedded":
@@ -398,9 +398,9 @@ def _query_worker(conn, kind: str, target) -> None:
         import rdflib
 
         graph = rdflib.Graph()
-        for name in target:  # rdflib's own parser (MemoryStore.load_ntriples validates with pyoxigraph first)
+        for name in target:  # rdflib's own parser (RdflibStore.load_ntriples validates with pyoxigraph first)
             graph.parse(name, format="nt")
-        store = MemoryStore(graph)
+        store = RdflibStore(graph)
     conn.send(("ready", time.perf_counter() - t0, len(store._graph) if kind == "rdflib" else None))
     while True:
         msg = conn.recv()

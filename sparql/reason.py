@@ -35,7 +35,7 @@ import pyoxigraph as ox
 
 from changeprov.errors import StoreError
 from changeprov.ontology.tbox import TRIVIAL_CLASSES, TBox, tbox, tbox_terms
-from changeprov.sparql.stores import EmbeddedStore, MemoryStore, RemoteStore, TripleStore
+from changeprov.sparql.stores import EmbeddedStore, RdflibStore, RemoteStore, TripleStore
 
 RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 
@@ -93,7 +93,7 @@ def _bulk(store: EmbeddedStore) -> None:
 
 def updater(store: TripleStore) -> Callable[[str], None]:
     """A function running one SPARQL 1.1 update on ``store``; StoreError up front if it takes none."""
-    if isinstance(store, MemoryStore):
+    if isinstance(store, RdflibStore):
         return store._graph.update
     if isinstance(store, RemoteStore):
         if not store.update_endpoint:

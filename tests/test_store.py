@@ -17,7 +17,7 @@ from changeprov.cli import main
 from changeprov.errors import ConfigError, InputError, StoreError
 from changeprov.sparql.loader import committed_partitions, load_export
 from changeprov.sparql.queries import run_query
-from changeprov.sparql.stores import (MemoryStore, NTriplesSyntaxError, RemoteStore, open_store, query_form, values_block,
+from changeprov.sparql.stores import (NTriplesSyntaxError, RdflibStore, RemoteStore, open_store, query_form, values_block,
                                       with_values)
 from changeprov.sparql.server import oxigraph_server
 from sparql_support import CORPUS, corpus_export, make_export, map_corpus
@@ -399,18 +399,21 @@ def test_a_folder_that_is_not_a_store_is_refused_and_left_alone(tmp_path, capsys
     assert main(["load", str(exp), "--store", str(empty)]) == 0, "an empty folder becomes a new store"
 
 
-def test_memory_store_loads_and_binds(tmp_path):
+@pytest.mark.parametrize("kind", ["memory", "rdflib"])
+def test_memory_stores_load_and_bind(tmp_path, kind):
     exp = make_export(tmp_path / "exp", {"x/2024-03-01/part-00000": NT})
-    store = open_store("memory")
+    store = open_store(kind)
     load_export(store, exp)
     load_export(store, exp)
     assert store.count() == 2
     rows = store.select("SELECT ?s ?o WHERE { ?s <http://ex.org/p> ?o }", {"s": ox.NamedNode("http://ex.org/a")})
     assert [(r[0].value, r[1].value) for r in rows.rows] == [("http://ex.org/a", "1")]
+    if kind == "memory":
+        return
     # a bound plain string matches the literal as rdflib's own parser reads it (without a datatype)
     import rdflib
 
-    parsed = MemoryStore(rdflib.Graph().parse(data=NT.decode(), format="nt"))
+    parsed = RdflibStore(rdflib.Graph().parse(data=NT.decode(), format="nt"))
     for s in (store, parsed):
         rows = s.select("SELECT ?s WHERE { ?s <http://ex.org/p> ?o }", {"o": ox.Literal("1")})
         assert [r[0].value for r in rows.rows] == ["http://ex.org/a"]
@@ -1040,11 +1043,11 @@ def test_https_to_a_server_that_never_answers_the_handshake_says_so():
 # ----------------------------------------------------------------------------- from Python (ut19)
 
 
-@pytest.mark.parametrize("kind", ["embedded", "memory", "remote"])
+@pytest.mark.parametrize("kind", ["embedded", "memory", "rdflib", "remote"])
 def test_a_closed_store_says_so_and_closes_twice(tmp_path, kind):
     """ut19 #4: use after close and a second close were AttributeErrors, outside ChangeprovError; ut40c #7:
     a closed memory store or endpoint still answered (and an endpoint still took data)."""
-    options = {"embedded": {"path": tmp_path / "db", "create": True}, "memory": {},
+    options = {"embedded": {"path": tmp_path / "db", "create": True}, "memory": {}, "rdflib": {},
                # nothing listens there: a closed store must refuse before any request
                "remote": {"endpoint": "http://127.0.0.1:9/query", "update_endpoint": "http://127.0.0.1:9/update"}}
     store = open_store(kind, **options[kind])
@@ -1052,7 +1055,8 @@ def test_a_closed_store_says_so_and_closes_twice(tmp_path, kind):
     store.close()
     store.close()
     assert store.closed
-    name = {"embedded": f"embedded store {tmp_path / 'db'}", "memory": "rdflib in-memory graph",
+    name = {"embedded": f"embedded store {tmp_path / 'db'}", "memory": "pyoxigraph in-memory store",
+            "rdflib": "rdflib in-memory graph",
             "remote": "SPARQL endpoint http://127.0.0.1:9/query"}[kind]
     with pytest.raises(StoreError, match=re.escape(f"{name} is closed")):
         store.count()
