@@ -19,6 +19,7 @@ import pyoxigraph as ox
 from changeprov.errors import InputError
 from changeprov.mapping import terms
 from changeprov.sparql.formats import display_datetime, display_text
+from changeprov.sparql.params import param_text
 from changeprov.sparql.queries import get_query, parse_time, run_query, user_name
 from changeprov.sparql.stores import Rows, TripleStore
 
@@ -594,7 +595,11 @@ def run_audit(store: TripleStore, *, since: str | None = None, until: str | None
     """Run every audit query on ``store`` for the window [since, until] and assemble the report
     (``lineage=False``: without the lineage drawing around the most impacted asset)."""
     now_ms = now_ms if now_ms is not None else int(time.time() * 1000)
-    window = {"since": since, "until": until}
+    # a date, datetime or epoch ms as run_query takes them, checked before any query runs (ut42a #3:
+    # the window's display at the end failed on a date, after every query had run)
+    params = {p.name: p for p in get_query("audit-deletions").params}
+    window = {k: None if v is None else param_text(params[k], v) for k, v in (("since", since), ("until", until))}
+    since, until = window["since"], window["until"]
     activity = [(r["day"], r["user"], int(r["events"]))
                 for r in _rows(store, "audit-activity", window, now_ms=now_ms)]
     top = [{"entity": r["entity"], "entity_name": r["entity_name"], "events": int(r["events"]),

@@ -36,6 +36,8 @@ def parse_time(value: str, *, end_of_day: bool = False, now_ms: int | None = Non
     >>> parse_time("2024-03-05 12:00:00Z").value
     '2024-03-05T12:00:00.000Z'
     """
+    if not isinstance(value, str):  # run_query turns a date, datetime or int into text first (param_text)
+        raise InputError(f"not a time: expected text (ISO-8601, a date, epoch ms or now), got {type(value).__name__}")
     v = value.strip()
     try:
         if v.lower() == "now":
@@ -397,7 +399,7 @@ def convert(store: TripleStore, p: Param, value: str, *, now_ms: int | None = No
     raise InputError(f"parameter {p.name}: unsupported type {t}")  # pragma: no cover
 
 
-def _as_text(p: Param, value: object) -> str:
+def param_text(p: Param, value: object) -> str:
     """A parameter value given as a Python object, in the text the command line would take: a datetime
     (naive = UTC, as a time without zone is) or date, an int of epoch ms, a bool, a number."""
     if isinstance(value, str):
@@ -434,7 +436,7 @@ def _as_text(p: Param, value: object) -> str:
     raise InputError(f"parameter {p.name}: expected a string{TYPE_HINTS.get(p.type, '')}, got {type(value).__name__}")
 
 
-#: what else a parameter of a type takes from Python (``_as_text``)
+#: what else a parameter of a type takes from Python (``param_text``)
 TYPE_HINTS = {"time": ", datetime, date or epoch ms (int)", "time-end": ", datetime, date or epoch ms (int)",
               "boolean": " or bool", "decimal": " or number", "integer": " or int",
               **{t: " or NamedNode" for t in ("entity", "tag", "user", "iri")}}
@@ -456,7 +458,7 @@ def bind_params(store: TripleStore, q: NamedQuery, values: Mapping[str, object],
             if p.required:
                 raise InputError(f"query {q.name}: missing required parameter {p.name} ({p.type}: {p.description})")
             continue
-        text = _as_text(p, value)
+        text = param_text(p, value)
         try:
             bound[p.name] = convert(store, p, text, now_ms=now_ms, notes=notes,
                                     at=bound.get("as_of") if values.get("as_of") is not None else None)

@@ -4,6 +4,7 @@ findings the corpus does not contain, and the HTML page rendered by headless Chr
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import re
@@ -15,6 +16,7 @@ import pyoxigraph as ox
 import pytest
 
 from changeprov.cli import main
+from changeprov.errors import InputError
 from changeprov.mapping.reference import map_to_files
 from changeprov.sparql.audit import run_audit
 from changeprov.sparql.loader import load_export
@@ -182,6 +184,15 @@ def test_time_window(db):
                            "deletion": 6, "bot": 1}
     assert march.counts() == {"deletion": 2}
     assert march.by_day() == [("2024-03-15", 6, {"urn:li:corpuser:bob": 2, "urn:li:corpuser:carol": 4})]
+    # ut42a #3: a date, a datetime or epoch ms, as run_query takes them (a date failed after every query ran)
+    with open_store("embedded", path=db, read_only=True) as store:
+        for since, until in ((dt.date(2024, 3, 15), dt.date(2024, 3, 15)),
+                             (dt.datetime(2024, 3, 15), dt.datetime(2024, 3, 15, 23, 59, 59, 999000)),
+                             (1_710_460_800_000, 1_710_547_199_999)):
+            again = run_audit(store, since=since, until=until, now_ms=NOW_MS)
+            assert (again.counts(), again.since, again.until) == (march.counts(), march.since, march.until)
+        with pytest.raises(InputError, match="parameter since: expected a string, datetime, date or epoch ms"):
+            run_audit(store, since=[2024], now_ms=NOW_MS)
 
 
 @pytest.mark.parametrize("kind", ["remote", "memory"])

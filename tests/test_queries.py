@@ -3248,6 +3248,15 @@ def test_a_bad_time_from_python_names_its_parameter(embedded, value, says):
         run_query(embedded, "upstream", {"entity": LTV, "as_of": value})
 
 
+def test_parse_time_takes_text_and_says_so():
+    """ut42a #3: parse_time, which the library still gives, raised AttributeError on a date or an int."""
+    from changeprov.sparql.queries import parse_time
+
+    for value in (_dt.date(2024, 3, 5), 1_709_596_800_000, None):
+        with pytest.raises(InputError, match="not a time: expected text .ISO-8601, a date, epoch ms or now., got "):
+            parse_time(value)
+
+
 @pytest.mark.parametrize("entity", [FCT, LTV, OM_ORDERS])
 def test_entity_state_names_the_version_each_value_was_set_in_as_entity_history_does(embedded, entity):
     """ut40 #5: entity-state left set_in_version empty on every DataHub row, where entity-history shows the
