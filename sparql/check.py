@@ -310,7 +310,20 @@ def sparql_syntax_problem(text: str) -> str | None:
 
 def run_checks(store: TripleStore | None, *, limit: int = 10, extra_queries: Mapping[str, str] | None = None,
                groups: tuple[str, ...] = GROUPS, progress: Callable[[str], None] | None = None) -> CheckReport:
-    """Run the check groups (the store ones only with a store); ``limit`` examples per check."""
+    """Run the check groups (the store ones only with a store); ``limit`` examples per check.
+
+    >>> run_checks(None, groups=("provv",))
+    Traceback (most recent call last):
+    ...
+    changeprov.errors.InputError: unknown check group(s) 'provv' (groups: ontology, shacl, prov)
+    """
+    # ut42a #5: a misspelt group ran nothing and reported sound; a string matched as a substring
+    groups = (groups,) if isinstance(groups, str) else tuple(groups)
+    unknown = [g for g in groups if g not in GROUPS]
+    if unknown:
+        raise InputError(f"unknown check group(s) {', '.join(map(repr, unknown))} (groups: {', '.join(GROUPS)})")
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+        raise InputError(f"limit must be an int >= 0 (examples per check), got {limit!r}")
     start = time.perf_counter()
     say = progress or (lambda _msg: None)
     results: list[CheckResult] = []

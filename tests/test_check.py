@@ -340,3 +340,25 @@ def test_check_on_endpoint_equals_embedded(work, picks, corpus_nt, tmp_path, cap
     assert [c for c in remote["checks"]["shacl"] if c["name"] == "undeclared-terms"] == \
         [c for c in embedded["checks"]["shacl"] if c["name"] == "undeclared-terms"]
     assert rows.rows == [], "unwidened and unreasoned, the raw query sees asserted types only"
+
+
+@pytest.mark.parametrize("options, says", [
+    ({"groups": ("provv",)}, "unknown check group(s) 'provv' (groups: ontology, shacl, prov)"),
+    ({"groups": ("ontology", "SHACL")}, "unknown check group(s) 'SHACL'"),
+    ({"limit": "5"}, "limit must be an int >= 0 (examples per check), got '5'"),
+    ({"limit": -1}, "limit must be an int >= 0 (examples per check), got -1"),
+])
+def test_run_checks_refuses_what_it_cannot_run(options, says):
+    """ut42a #5: a misspelt group ran only the ontology checks and said sound; limit='5' was a TypeError."""
+    from changeprov.errors import InputError
+    from changeprov.sparql.check import run_checks
+
+    with pytest.raises(InputError, match=re.escape(says)):
+        run_checks(open_store("memory"), **options)
+
+
+def test_run_checks_takes_one_group_as_a_string():
+    from changeprov.sparql.check import run_checks
+
+    report = run_checks(open_store("memory"), groups="prov")
+    assert report.results and {r.group for r in report.results} == {"prov"}
