@@ -359,6 +359,14 @@ def load_export(store: TripleStore, export_dir: str | Path,
     again if one fails; otherwise one group. Then, with ``optimize`` and when files were read, compact
     the store's indexes (included in ``seconds``): without it, lookups on a store grown by big loads
     read many overlapping files."""
+    # ut42a #6: a path where the store belongs, jobs="auto" or optimize="no" were TypeErrors or ignored
+    if not isinstance(store, TripleStore):
+        raise InputError(f"load_export takes a store (open_store(...)) first, then the export: got "
+                         f"{type(store).__name__} {str(store)[:80]!r}")
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
+        raise InputError(f"jobs must be an int >= 1 (parallel load groups) or None (chosen by the loader), got {jobs!r}")
+    if not isinstance(optimize, bool):
+        raise InputError(f"optimize must be True or False, got {optimize!r}")
     given = export_root(export_dir)
     # before the files: a run that commits meanwhile may be in them, or not
     running = running_export(given) if given.is_dir() else None

@@ -237,6 +237,8 @@ def _binary(stream):
     if isinstance(stream, (str, Path)):
         raise InputError("load_ntriples takes an open stream of N-Triples (open(path, 'rb')), not a path or "
                          f"a string: {str(stream)[:80]!r}")
+    if not (hasattr(stream, "read") or hasattr(stream, "__iter__")):  # ut42a #6: None reached the engine
+        raise InputError(f"load_ntriples takes an open stream of N-Triples (open(path, 'rb')), got {type(stream).__name__}")
     return stream
 
 
@@ -427,8 +429,16 @@ class EmbeddedStore(TripleStore):
             raise InputError("expected a CONSTRUCT or DESCRIBE query")
         return _drained(lambda: list(res), "query failed")
 
+    def _writable(self, what: str) -> ox.Store:
+        """The engine's store, unless this handle is a reader (ut42a #6: the engine's RuntimeError)."""
+        store = self._live()
+        if self._read_only:
+            raise StoreError(f"cannot {what} {self.description}: it was opened read_only=True")
+        return store
+
     def load_ntriples(self, stream) -> None:
         stream = _binary(stream)
+        self._writable("load into")
         try:
             # bulk_load is atomic in pyoxigraph 0.5: a bad line leaves the store unchanged; never lenient.
             # No local holds the engine's store: an error's traceback would keep it (and its lock) alive
@@ -441,13 +451,14 @@ class EmbeddedStore(TripleStore):
 
     def clear(self) -> None:
         try:
-            self._live().clear()
+            self._writable("empty").clear()
         except OSError as exc:
             raise StoreError(f"emptying {self.path} failed: {exc}") from None
 
     compacts = True
 
     def mark_loading(self, export: str | Path) -> None:
+        self._writable("load into")  # ut42a #11: a reader wrote the marker into the store's folder
         loading.begin(self.path, export)
 
     def unmark_loading(self) -> None:
@@ -461,7 +472,7 @@ class EmbeddedStore(TripleStore):
         # after a big load one index lookup reads many files: on a 20M-triple store compaction made
         # per-entity queries 2.5-5x faster (docs/queries.md, "Compaction after loading")
         try:
-            self._live().optimize()
+            self._writable("compact").optimize()
         except OSError as exc:
             raise StoreError(f"compacting {self.path} failed: {exc}") from None
 
@@ -1098,6 +1109,8 @@ def open_store(kind: str = "embedded", *, path: str | Path | None = None, endpoi
     if kind == "embedded":
         if path is None:
             raise ConfigError("the embedded store needs a path (path=, --store PATH)")
+        if not isinstance(path, (str, os.PathLike)):  # ut42a #6: a TypeError from pathlib
+            raise ConfigError(f"the embedded store's path must be a str or a path, got {type(path).__name__}")
         if create and read_only:
             raise ConfigError("a store cannot be created read-only: open it with create=True first")
         return EmbeddedStore(path, create=create, read_only=read_only)

@@ -1132,3 +1132,31 @@ def _frames(tb):
     while tb is not None:
         yield tb
         tb = tb.tb_next
+
+
+def test_wrong_arguments_are_changeprov_errors_that_say_what_to_give(tmp_path):
+    """ut42a #6, #11: these leaked TypeError or the engine's RuntimeError, were silently taken (jobs=0,
+    optimize="no" compacted), or wrote a loading marker into a store opened read-only."""
+    exp = make_export(tmp_path / "exp", {"x/2024-03-01/part-00000": NT})
+    with pytest.raises(ConfigError, match="the embedded store's path must be a str or a path, got int"):
+        open_store("embedded", path=5)
+    with pytest.raises(InputError, match=r"load_export takes a store \(open_store\(...\)\) first, then the export: got str"):
+        load_export(str(tmp_path / "db"), exp)
+    with open_store("embedded", path=tmp_path / "db", create=True) as store:
+        for jobs in ("auto", 2.5, 0, -1, True):
+            with pytest.raises(InputError, match=re.escape(f"jobs must be an int >= 1 (parallel load groups) or None "
+                                                           f"(chosen by the loader), got {jobs!r}")):
+                load_export(store, exp, jobs=jobs)
+        with pytest.raises(InputError, match="optimize must be True or False, got 'no'"):
+            load_export(store, exp, optimize="no")
+        with pytest.raises(InputError, match="load_ntriples takes an open stream of N-Triples .* got NoneType"):
+            store.load_ntriples(None)
+        load_export(store, exp)
+    with open_store("embedded", path=tmp_path / "db", read_only=True) as reader:
+        for call, what in ((reader.clear, "empty"), (reader.optimize, "compact"),
+                           (lambda: reader.load_ntriples(io.BytesIO(NT)), "load into"),
+                           (lambda: load_export(reader, exp), "load into")):
+            with pytest.raises(StoreError, match=re.escape(f"cannot {what} embedded store ") + ".*opened read_only=True"):
+                call()
+        assert reader.count() == 2
+    assert sorted(p.name for p in (tmp_path / "db").iterdir() if "loading" in p.name) == []
