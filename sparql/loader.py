@@ -190,7 +190,7 @@ class _Chain(io.RawIOBase):
         super().close()
 
 
-def _located(exc: NTriplesSyntaxError, files: list[Path], root: Path) -> InputError:
+def _located(exc: NTriplesSyntaxError, files: list[Path], root: Path) -> NTriplesSyntaxError:
     """The engine counts lines of the whole stream of ``files``: name the file and its own line.
 
     Only on failure, so reading the files again to count their lines costs nothing on a good load."""
@@ -204,7 +204,8 @@ def _located(exc: NTriplesSyntaxError, files: list[Path], root: Path) -> InputEr
             shift = exc.line - line
             problem = re.sub(r" \(line \d+\)$", "", exc.problem.removeprefix("Parser error "))  # Python's suffix
             problem = shift_lines(problem, -shift)
-            return InputError(f"invalid N-Triples in {path.relative_to(root)}: {problem}")
+            # still an NTriplesSyntaxError, with the file's own line (ut42a #7: a plain InputError)
+            return NTriplesSyntaxError(problem, line=line, source=str(path.relative_to(root)))
         line -= spans
     return exc
 

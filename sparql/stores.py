@@ -248,12 +248,14 @@ def shift_lines(problem: str, by: int) -> str:
 
 
 class NTriplesSyntaxError(InputError):
-    """A stream given to ``load_ntriples`` does not parse; ``line`` counts lines of that stream."""
+    """N-Triples that do not parse: ``line`` counts lines of the stream given to ``load_ntriples``, or,
+    from ``load_export``, of the file ``source`` (relative to the export) names."""
 
-    def __init__(self, problem: str, *, line: int | None = None):
-        super().__init__(f"invalid N-Triples: {problem}")
+    def __init__(self, problem: str, *, line: int | None = None, source: str | None = None):
+        super().__init__(f"invalid N-Triples{f' in {source}' if source else ''}: {problem}")
         self.problem = problem
         self.line = line
+        self.source = source
 
 
 class TripleStore:

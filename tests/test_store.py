@@ -512,10 +512,12 @@ def test_a_bad_line_is_named_by_its_file_and_line(tmp_path, kind, final_newline,
     files["x/2024-03-06/part-00000"] = NT
     exp = make_export(tmp_path / "exp", files)
     store = open_store("memory") if kind == "memory" else open_store("embedded", path=tmp_path / "db", create=True)
-    with store, pytest.raises(InputError) as err:
+    with store, pytest.raises(NTriplesSyntaxError) as err:
         load_export(store, exp, jobs=int(kind[-1]) if kind != "memory" else None)
     message = str(err.value)
     assert message.startswith(f"invalid N-Triples in triples/source=x/date=2024-03-05/part-00000.nt: {where}"), message
+    # ut42a #7: the file and its own line as attributes too, as load_ntriples gives the stream's
+    assert (err.value.source, err.value.line) == ("triples/source=x/date=2024-03-05/part-00000.nt", 3)
     assert len(set(re.findall(r"line (\d+)", message))) <= 2, message  # no stream-wide line number left
 
 
