@@ -118,12 +118,22 @@ def render_graph(triples: list[ox.Triple], fmt: str) -> str:
     """``triples`` as Turtle, N-Triples or compacted JSON-LD. The JSON-LD document carries our
     context itself, not its IRI: that IRI is not served anywhere, so any other JSON-LD processor
     (rdflib, pyld, jsonld.js) could not expand a document that only named it."""
-    from changeprov.mapping.export import CONTEXT_IRI, bundled_context, to_jsonld, to_turtle
+    from pyld import jsonld
+
+    from changeprov.mapping.export import CONTEXT_IRI, bundled_context, to_expanded, to_jsonld, to_turtle
 
     if fmt == "turtle":
         return to_turtle(triples)
     if fmt == "jsonld":
-        doc = to_jsonld(triples)
+        try:
+            doc = to_jsonld(triples)
+        except jsonld.JsonLdError as exc:
+            if getattr(exc, "code", None) != "IRI confused with prefix":
+                raise
+            # an IRI such as <prov:x> (a scheme named like one of our prefixes) cannot be written
+            # compacted with our context (JSON-LD 1.1 forbids it; ut42c #2): the expanded document,
+            # which needs no context, holds the same graph
+            return json.dumps(to_expanded(triples), indent=2, ensure_ascii=False) + "\n"
         if doc.get("@context") == CONTEXT_IRI:  # the same terms, so the compacted keys stay valid
             doc["@context"] = bundled_context()["@context"]
         return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"

@@ -278,3 +278,16 @@ def test_describe_jsonld_round_trips_to_the_same_triples(golden_triples, reader)
         assert from_jsonld(json.loads(text)) == golden_triples
     else:
         assert _rdflib(text, "json-ld") == _rdflib(render_graph(golden_triples, "nt"), "nt")
+
+
+@pytest.mark.parametrize("iri", ["prov:x", "id:x", "om-event:y", "xsd:z"])
+def test_jsonld_of_an_iri_named_like_a_prefix_is_the_expanded_document(iri):
+    """ut42c #2: an IRI whose scheme is one of the context's prefixes (valid RDF loaded beside an export)
+    made describe --format jsonld an internal error: JSON-LD 1.1 cannot compact it with the context."""
+    import pyoxigraph as ox
+
+    triples = [ox.Triple(ox.NamedNode("urn:li:dataset:x"), ox.NamedNode(str(RDFS.seeAlso)), ox.NamedNode(iri)),
+               ox.Triple(ox.NamedNode("urn:li:dataset:x"), ox.NamedNode(str(RDFS.label)), ox.Literal("x"))]
+    doc = json.loads(render_graph(triples, "jsonld"))
+    back = jsonld.to_rdf(doc, {"format": "application/n-quads"})
+    assert sorted(back.splitlines()) == sorted(str(t) + " ." for t in triples)
