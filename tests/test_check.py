@@ -76,6 +76,10 @@ def inject(kind: str, p: dict) -> list[ox.Triple]:
     prov, om = (lambda local: N(PROV + local)), (lambda local: N(OM + local))
     return {
         "generation-unique": [ox.Triple(p["unused_version"], prov("wasGeneratedBy"), p["event"])],
+        # ut42c #1: a second generator without a time (or with one that is no xsd:dateTime) passed, since
+        # the hard-delete exception compared the two generators' times
+        "generation-untimed": [ox.Triple(p["unused_version"], prov("wasGeneratedBy"), N(OM + "untimed")),
+                               ox.Triple(N(OM + "untimed"), N(RDF_TYPE), prov("Activity"))],
         "usage-before-generation": [ox.Triple(p["event"], prov("used"), p["late_version"])],
         "revision-cycle": [ox.Triple(p["first_version"], prov("wasRevisionOf"), p["revision"])],
         "start-after-end": [ox.Triple(p["event"], prov("startedAtTime"), dt("2030-01-01T00:00:00.000Z")),
@@ -98,6 +102,8 @@ def inject(kind: str, p: dict) -> list[ox.Triple]:
 EXPECTED = {
     # an EntityVersion: the shape's SPARQL constraint on prov:wasGeneratedBy states the same PROV constraint
     "generation-unique": {"prov/generation-unique", "shacl/cps:EntityVersion-generation SPARQL"},
+    "generation-untimed": {"prov/generation-unique", "shacl/cps:EntityVersion-generation SPARQL",
+                           "shacl/cps:EntityVersion-wasGeneratedBy Class"},
     "usage-before-generation": {"prov/usage-before-generation"},
     "revision-cycle": {"prov/revision-cycle"},
     "start-after-end": {"prov/start-after-end"},
