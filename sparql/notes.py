@@ -272,20 +272,34 @@ _SKEWED = (OM_PREFIX +
            "} ORDER BY ?time LIMIT 3\n")
 
 
+# an OpenMetadata change at or before as_of that revises a version stamped after it
+_SKEWED_PAST_AS_OF = _SKEWED.replace("FILTER(?other_time > ?time && COALESCE(?other_time <= ?as_of, true))",
+                                     "FILTER(?time <= ?as_of && ?other_time > ?as_of)")
+
+
 def _clock_skew(store: TripleStore, bound: Mapping, _rows: Rows) -> list[str]:
-    """A change that revises a version stamped later (ut20 #8): the state follows the timestamps,
-    so it may show a value its writer had already replaced. Only as of a time alone: at a version, and
-    for the latest state, the version chain orders an OpenMetadata entity's changes (ut41c #2); a
-    DataHub entity's are ordered by time (its versions count per aspect)."""
+    """A change that revises a version stamped later (ut20 #8). A DataHub entity's changes are ordered
+    by time (its versions count per aspect), so the state may show a value its writer had already
+    replaced. An OpenMetadata entity's are ordered by the version chain (ut41c #2, ut42b #3); only as of
+    a time between the two may the state lack the change that made the version a change in it revises.
+    At a version the chain decides alone (rv41 #5)."""
     entity = bound.get("entity")
-    if "version" in bound or ("as_of" not in bound and isinstance(entity, ox.NamedNode)
-                              and entity.value.startswith(OM_ENTITY)):
-        return []  # with a version (and an as_of too: rv41 #5) the version chain decides
-    rows = store.select(_SKEWED, {k: bound[k] for k in ("entity", "as_of") if k in bound}).rows
+    if "version" in bound:
+        return []
+    openmetadata = isinstance(entity, ox.NamedNode) and entity.value.startswith(OM_ENTITY)
+    if openmetadata and "as_of" not in bound:
+        return []
+    rows = store.select(_SKEWED_PAST_AS_OF if openmetadata else _SKEWED,
+                        {k: bound[k] for k in ("entity", "as_of") if k in bound}).rows
     if not rows:
         return []
     *_, time, later, aspect = rows[0]
     where = f" (of {aspect.value})" if aspect is not None else ""
+    if openmetadata:
+        return [f"the timestamps and the version chain disagree here: a change at {time.value} revises a version "
+                f"stamped {later.value}, after as_of (a writer's clock ran behind?); as of this time the state has "
+                f"that change but not the one that made the version it revises; `changeprov audit` lists each such "
+                f"change as out-of-order"]
     return [f"the timestamps and the version chain disagree here: a change at {time.value}{where} revises a "
             f"version stamped {later.value} (a writer's clock ran behind?); the state follows the timestamps, "
             f"so a value its writer had already replaced may be shown; `changeprov audit` lists each such "

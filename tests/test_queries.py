@@ -939,8 +939,9 @@ def test_entity_state_says_when_a_change_revises_a_version_stamped_later(tmp_pat
 
 def test_entity_state_of_an_openmetadata_version_follows_the_version_chain(tmp_path):
     """ut41c #2: 0.4 -> 0.5 stamped a day before 0.3 -> 0.4 (a writer's clock behind). At version 0.5, and
-    for the latest state, the description is 0.5's, not 0.4's; as of a time the timestamps decide, with
-    the note saying they disagree with the version chain."""
+    for the latest state, the description is 0.5's, not 0.4's; as of a time after both too (ut42b #3: as of
+    now it was 0.4's); as of a time between them the timestamps decide which changes count, and the note
+    says that the one 0.5 revises is not among them."""
     day = 1_772_409_600_000
 
     def described(n, ms, version, text):
@@ -958,10 +959,10 @@ def test_entity_state_of_an_openmetadata_version_follows_the_version_chain(tmp_p
         assert state(version="0.4") == ("v4", "0.4", False)
         assert state(version="0.2") == ("v2", "0.2", False)
         assert state() == ("v5", "0.5", False)
-        # as of a time after both: what had happened by then, in time order, and the disagreement said
-        assert state(as_of="2026-03-10") == ("v4", "0.4", True)
+        # as of a time after both: what had happened by then, in version order
+        assert state(as_of="2026-03-10") == state(as_of="now") == ("v5", "0.5", False)
         assert state(as_of="2026-03-10", version="0.5") == ("v5", "0.5", False)  # rv41 #5: no contradicting note
-        assert state(as_of="2026-03-04T12:00:00Z") == ("v5", "0.5", False)
+        assert state(as_of="2026-03-04T12:00:00Z") == ("v5", "0.5", True)
 
 
 def test_a_same_version_change_stamped_earlier_still_follows_the_change_it_revises(tmp_path):
