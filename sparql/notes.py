@@ -136,6 +136,37 @@ def _column_lineage(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Li
             "upstream/downstream of the table"]
 
 
+# the direct table-level edges on one side of the entity, each with its first add
+_EDGES = {"upstream": "?entity prov:qualifiedDerivation ?edge .",
+          "downstream": "?down prov:qualifiedDerivation ?edge . ?edge prov:entity ?entity ."}
+_EDGE_ADDS = (OM_PREFIX + "PREFIX prov: <http://www.w3.org/ns/prov#>\n"
+              "SELECT ?entity ?as_of ?edge (MIN(?t) AS ?first) (COALESCE(MIN(?t) <= ?as_of, true) AS ?by_then)\n"
+              "WHERE {\n#@bindings\n%s\n?edge om:addedBy ?added . ?added om:timestamp ?t }\n"
+              "GROUP BY ?entity ?as_of ?edge ORDER BY ?first")
+
+
+def _ended_lineage(side: str):
+    def check(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Literal]) -> list[str]:
+        """An empty lineage answer of an entity whose edges had all ended by as_of, or came only after
+        it (ut42a #10): say so, or "no upstream" reads as "never had any"."""
+        if store.ask(_IS_COLUMN, {"entity": bound["entity"]}):
+            return []  # column-lineage says it
+        rows = store.select(_EDGE_ADDS % _EDGES[side], {k: bound[k] for k in ("entity", "as_of") if k in bound})
+        edges = [r for r in rows.dicts() if r["first"] is not None]
+        before = [r for r in edges if r["by_then"].value == "true"]
+        after = [r["first"] for r in edges if r["by_then"].value != "true"]
+        notes = []
+        if before:
+            notes.append(f"it had {len(before)} direct {side} edge(s) by this time, none still valid (each removed, "
+                         f"left out of a later upstreamLineage, or ended by a hard delete of an end): audit-lineage "
+                         f"with this as_of says which, and an earlier as_of shows them here")
+        if after:
+            notes.append(f"its first {side} edge after this time was added at {display_value(after[0])}"
+                         + (f" ({len(after)} edge(s) added later in all)" if len(after) > 1 else ""))
+        return notes
+    return check
+
+
 _LAST_HARD_DELETE = (OM_PREFIX +
                      "SELECT ?entity ?as_of ?time WHERE {\n#@bindings\n"
                      "?event om:affectsEntity|om:cascadesTo ?entity ; om:lifecycleChange om:HardDeleted ;\n"
@@ -216,7 +247,8 @@ def _outside_window(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Li
 EMPTY_CHECKS = {"unversioned": _unversioned_or_unknown, "unchanged-field": _unchanged_field,
                 "impersonations": _impersonations, "column-lineage": _column_lineage,
                 "hard-deleted": _hard_deleted, "not-a-job": _not_a_job, "not-a-dataset": _not_a_dataset,
-                "no-creation": _no_creation, "window": _outside_window}
+                "no-creation": _no_creation, "window": _outside_window,
+                "ended-upstream": _ended_lineage("upstream"), "ended-downstream": _ended_lineage("downstream")}
 
 
 _CATEGORY = re.compile(r"[A-Z][A-Z_]*")
