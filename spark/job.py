@@ -328,11 +328,11 @@ def export(spark: SparkSession, inputs: Sequence[str], out: str, *, family: str 
            progress: Callable[[str], None] = lambda msg: None) -> ExportResult:
     """Run the export of ``inputs`` (files, folders, globs, any Hadoop path) into ``out``."""
     if mode not in MODES:
-        raise InputError(f"--mode must be one of {', '.join(MODES)}")
+        raise InputError(f"mode (--mode) must be one of {', '.join(MODES)}")
     if compress not in COMPRESSIONS:
-        raise InputError(f"--compress must be one of {', '.join(COMPRESSIONS)}")
+        raise InputError(f"compress (--compress) must be one of {', '.join(COMPRESSIONS)}")
     if family != "auto" and family not in FAMILIES:
-        raise InputError(f"--family must be auto or one of {', '.join(FAMILIES)}")
+        raise InputError(f"family (--family) must be auto or one of {', '.join(FAMILIES)}")
     inputs = input_list(inputs)  # one path given alone is one input
     if not inputs:
         raise InputError("no input given")

@@ -875,7 +875,7 @@ class RemoteStore(TripleStore):
     def __init__(self, endpoint: str, *, update_endpoint: str | None = None, graph_store: str | None = None,
                  timeout: float = 60.0, batch_bytes: int = DEFAULT_BATCH_BYTES):
         if not re.match(r"https?://", endpoint or ""):
-            raise ConfigError(f"--endpoint must be an http(s) URL, got {redacted(endpoint or '')!r}")
+            raise ConfigError(f"the endpoint (endpoint=, --endpoint) must be an http(s) URL, got {redacted(endpoint or '')!r}")
         for url in (endpoint, update_endpoint, graph_store):
             if url and (urllib.parse.urlsplit(url).username is not None):
                 raise ConfigError(f"credentials in an endpoint URL are refused ({redacted(url)}): they would show in "
@@ -974,8 +974,8 @@ class RemoteStore(TripleStore):
                 raise _no_handshake(f"endpoint {self.shown}", self.timeout) from None
             if isinstance(exc, TimeoutError) or isinstance(getattr(exc, "reason", None), TimeoutError):
                 # ut10b #2: "cannot reach" while the server was still computing the answer
-                raise StoreError(f"endpoint {self.shown} gave no answer within {self.timeout:g} s (--timeout): "
-                                 "the query may still be running there; a longer --timeout waits for it") from None
+                raise StoreError(f"endpoint {self.shown} gave no answer within {self.timeout:g} s (timeout=, --timeout): "
+                                 "the query may still be running there; a longer timeout waits for it") from None
             raise StoreError(f"cannot reach endpoint {self.shown}: {exc}") from None
 
     def _results(self, data: bytes):

@@ -762,8 +762,8 @@ def test_a_timeout_below_one_second_still_times_out():
         assert not worker.is_alive(), "no timeout: the request still waits after 30 s"
     assert len(errors) == 1 and isinstance(errors[0], StoreError), errors
     # ut10b #2: the server was reached and still working; "cannot reach" sent users looking at the network
-    assert str(errors[0]) == (f"endpoint {url} gave no answer within 0.5 s (--timeout): the query may still be "
-                              "running there; a longer --timeout waits for it")
+    assert str(errors[0]) == (f"endpoint {url} gave no answer within 0.5 s (timeout=, --timeout): the query may still be "
+                              "running there; a longer timeout waits for it")
 
 
 def test_a_store_whose_load_did_not_finish_says_so_to_every_reader(tmp_path, capsys):
@@ -1162,3 +1162,17 @@ def test_wrong_arguments_are_changeprov_errors_that_say_what_to_give(tmp_path):
                 call()
         assert reader.count() == 2
     assert sorted(p.name for p in (tmp_path / "db").iterdir() if "loading" in p.name) == []
+
+
+def test_library_errors_name_the_keyword_as_well_as_the_flag():
+    """ut42a #9: open_store(endpoint="ftp://x") said only "--endpoint must be …", a flag a library caller
+    never gave; export's mode/compress/family likewise (checked before Spark is used)."""
+    from changeprov.spark.job import export
+
+    with pytest.raises(ConfigError, match=re.escape("the endpoint (endpoint=, --endpoint) must be an http(s) URL")):
+        open_store("remote", endpoint="ftp://x")
+    for option, says in (({"mode": "replace"}, "mode (--mode) must be one of"),
+                         ({"compress": "zip"}, "compress (--compress) must be one of"),
+                         ({"family": "x"}, "family (--family) must be auto or one of")):
+        with pytest.raises(InputError, match=re.escape(says)):
+            export(None, ["in.jsonl"], "out", **option)
