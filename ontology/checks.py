@@ -67,6 +67,36 @@ def _prov_o_declared() -> frozenset[str]:
     return frozenset(str(s) for s in g.subjects(RDF.type, None) if isinstance(s, rdflib.URIRef))
 
 
+_PROPERTY_TYPES = {OWL.ObjectProperty, OWL.DatatypeProperty, OWL.AnnotationProperty, RDF.Property}
+_CLASS_TYPES = {OWL.Class, RDFS.Class}
+
+
+@lru_cache(maxsize=1)
+def _kinds() -> dict[str, str]:
+    from changeprov.ontology.tbox import prov_o_graph
+
+    out: dict[str, str] = {}
+    for graph in (prov_o_graph(), ontology_graph()):
+        for s, t in graph.subject_objects(RDF.type):
+            if isinstance(s, rdflib.URIRef) and str(s).startswith((OM_EVENT, PROV)):
+                kind = "property" if t in _PROPERTY_TYPES else "class" if t in _CLASS_TYPES else None
+                if kind is not None:
+                    out[str(s)] = kind
+                elif t not in (OWL.NamedIndividual,) and str(s) not in out:
+                    out[str(s)] = "individual"  # an event type, operation, lifecycle concept
+    return out
+
+
+def declared_kind(iri: str) -> str | None:
+    """``property``, ``class`` or ``individual`` for a term of om-event or PROV-O the ontologies
+    declare; None for other terms (the standard vocabularies are not sorted here).
+
+    >>> declared_kind(OM_EVENT + "timestamp"), declared_kind(PROV + "Activity"), declared_kind(OM_EVENT + "EntityCreated")
+    ('property', 'class', 'individual')
+    """
+    return _kinds().get(iri)
+
+
 def declared(iri: str) -> bool:
     return is_declared(iri) or iri in _prov_o_declared()
 

@@ -226,6 +226,7 @@ def shacl_checks(store: TripleStore, *, limit: int) -> list[CheckResult]:
 
 
 UNDECLARED = "undeclared-terms"
+MISUSED = "misused-terms"
 
 
 #: terms of the PROV namespace beside PROV-O's: PROV-AQ, PROV-DC, PROV-Dictionary and PROV-Links (W3C
@@ -257,28 +258,42 @@ _USES = {"property": "SELECT ?term (COUNT(*) AS ?n) WHERE {\n#@bindings\n?s ?ter
          "class": "SELECT ?term (COUNT(*) AS ?n) WHERE {\n#@bindings\n?s a ?term } GROUP BY ?term"}
 
 
-def vocabulary_check(store: TripleStore, *, limit: int) -> CheckResult:
+def vocabulary_checks(store: TripleStore, *, limit: int) -> list[CheckResult]:
     """The data's properties and classes in the om-event, PROV, RDF, RDFS, OWL, XSD and SKOS namespaces
-    that none of them declares. The shapes are open, so a triple with a misspelt property
-    (``om-event:timestmp``) passed every check, and no named query ever sees it (ut40b #3). Terms of
-    other namespaces are the user's own business. Two scans of the store's predicates and types (1.5 s
-    on 2.26M triples), not one query per term."""
-    from changeprov.ontology.checks import VETTED, declared
+    that none of them declares (``undeclared-terms``), and the om-event and PROV terms used as what
+    they are not declared as (``misused-terms``: a class or an event type as a property, a property as
+    a class). The shapes are open, so a triple with a misspelt property (``om-event:timestmp``)
+    passed every check, and no named query ever sees it (ut40b #3); nor one with a class as its
+    predicate (ut42c #3). Terms of other namespaces are the user's own business. Two scans of the
+    store's predicates and types (1.5 s on 2.26M triples), not one query per term."""
+    from changeprov.ontology.checks import VETTED, declared, declared_kind
 
     found: dict[str, str] = {}
+    misused: dict[str, str] = {}
     for role, query in (("property", "SELECT DISTINCT ?term WHERE { ?s ?term ?o }"),
                         ("class", "SELECT DISTINCT ?term WHERE { ?s a ?term }")):
         for (term,) in store.select(query).rows:
-            if isinstance(term, ox.NamedNode) and term.value.startswith(VETTED) and term.value not in VETTED \
-                    and not declared(term.value) and term.value not in PROV_NOTES | _prov_inverse_names():
+            if not (isinstance(term, ox.NamedNode) and term.value.startswith(VETTED) and term.value not in VETTED):
+                continue
+            if not declared(term.value) and term.value not in PROV_NOTES | _prov_inverse_names():
                 found.setdefault(term.value, role)
-    examples = []
-    for iri in sorted(found)[:max(limit, 0)]:
-        rows = store.select(_USES[found[iri]], {"term": ox.NamedNode(iri)})
-        examples.append({"term": iri, "used_as": found[iri], "triples": int(rows.rows[0][1].value)})
-    return CheckResult(UNDECLARED, "shacl", "properties and classes of the om-event, PROV, RDF, RDFS, OWL, XSD "
-                       "and SKOS namespaces that the data uses and no ontology declares (a misspelt term or another "
-                       "tool's: no named query sees those triples)", len(found), examples)
+            elif declared_kind(term.value) not in (None, role):
+                misused.setdefault(term.value, role)
+
+    def examples(terms: dict[str, str], **more) -> list[dict]:
+        out = []
+        for iri in sorted(terms)[:max(limit, 0)]:
+            rows = store.select(_USES[terms[iri]], {"term": ox.NamedNode(iri)})
+            out.append({"term": iri, "used_as": terms[iri], **{k: f(iri) for k, f in more.items()},
+                        "triples": int(rows.rows[0][1].value)})
+        return out
+
+    return [CheckResult(UNDECLARED, "shacl", "properties and classes of the om-event, PROV, RDF, RDFS, OWL, XSD "
+                        "and SKOS namespaces that the data uses and no ontology declares (a misspelt term or another "
+                        "tool's: no named query sees those triples)", len(found), examples(found)),
+            CheckResult(MISUSED, "shacl", "om-event and PROV terms the data uses as what the ontologies do not "
+                        "declare them as (a class or an event type as a property, a property or an event type as a "
+                        "class)", len(misused), examples(misused, declared_as=declared_kind))]
 
 
 # ----------------------------------------------------------------------------- everything
@@ -335,7 +350,7 @@ def run_checks(store: TripleStore | None, *, limit: int = 10, extra_queries: Map
     if store is not None and "shacl" in groups:
         say("SHACL shapes")
         results += shacl_checks(store, limit=limit)
-        results.append(vocabulary_check(store, limit=limit))
+        results += vocabulary_checks(store, limit=limit)
     if store is not None and "prov" in groups:
         say("PROV constraints")
         results += prov_checks(store, limit=limit)

@@ -88,6 +88,11 @@ def inject(kind: str, p: dict) -> list[ox.Triple]:
         "shacl": [ox.Triple(p["event"], om("eventType"), om("EntityUpdated")),
                   ox.Triple(p["event"], om("eventType"), om("EntityDeleted"))],
         "undeclared-term": [],
+        # ut42c #3: declared terms used as what they are not: a class and an event type as properties,
+        # a property as a class
+        "misused-terms": [ox.Triple(p["event"], om("ChangeEvent"), p["event"]),
+                          ox.Triple(p["event"], om("EntityCreated"), p["event"]),
+                          ox.Triple(p["event"], N(RDF_TYPE), om("timestamp"))],
         # a misspelt property and class in vetted namespaces; a term of the user's own namespace is fine
         "misspelt-data": [ox.Triple(p["event"], om("timestmp"), dt("2024-01-01T00:00:00.000Z")),
                           ox.Triple(p["event"], N(RDF_TYPE), prov("Activty")),
@@ -111,6 +116,7 @@ EXPECTED = {
     "shacl": {"shacl/cps:ChangeEvent-eventType MaxCount"},
     "undeclared-term": {"ontology/declared-terms"},
     "misspelt-data": {"shacl/undeclared-terms"},
+    "misused-terms": {"shacl/misused-terms"},
 }
 BAD_QUERY = PREFIXES + "SELECT ?e WHERE { ?e om:affectedEntity ?x ; a prov:Activity }\n"
 
@@ -155,6 +161,11 @@ def test_each_violation_is_reported_exactly(kind, picks, corpus_nt, tmp_path, ca
         assert failed[0]["count"] == 2 and failed[0]["examples"] == [
             {"term": f"{PROV}Activty", "used_as": "class", "triples": 1},
             {"term": f"{OM}timestmp", "used_as": "property", "triples": 1}]
+    elif kind == "misused-terms":
+        assert failed[0]["count"] == 3 and failed[0]["examples"] == [
+            {"term": f"{OM}ChangeEvent", "used_as": "property", "declared_as": "class", "triples": 1},
+            {"term": f"{OM}EntityCreated", "used_as": "property", "declared_as": "individual", "triples": 1},
+            {"term": f"{OM}timestamp", "used_as": "class", "declared_as": "property", "triples": 1}]
     else:  # the examples name the node the violation was injected on
         injected = {t.subject.value for t in inject(kind, picks)}
         for c in failed:
