@@ -32,6 +32,21 @@ def _om_terms(graph: rdflib.Graph) -> dict[str, set[rdflib.URIRef]]:
     return kinds
 
 
+def _process_context(data: dict, problem) -> None:
+    """Have pyld process the context as a JSON-LD 1.1 processor would, on a document that uses each
+    of its terms: json.loads alone passed a ``"@type": "@idd"`` that made every JSON-LD output fail."""
+    from pyld import jsonld
+
+    context = data["@context"]
+    keys = [k for k, v in context.items() if isinstance(context, dict) and not k.startswith("@")
+            and not (isinstance(v, str) and v.endswith(("/", "#")))] if isinstance(context, dict) else []
+    try:
+        jsonld.expand({"@context": context, "@id": "urn:x:check", **{k: "x" for k in keys}},
+                      {"base": "urn:x:"})
+    except Exception as exc:  # noqa: BLE001 - pyld's errors carry the cause in their text
+        problem(f"context.jsonld is no valid JSON-LD 1.1 context: {' '.join(str(exc).split())[:300]}")
+
+
 def vocabulary_report() -> dict:
     """Parse om-event.ttl (rdflib and pyoxigraph), count its terms, check every term is labelled,
     and check that prov-axioms.ttl, context.jsonld and shapes.ttl (when present) parse.
@@ -98,12 +113,24 @@ def vocabulary_report() -> dict:
                     continue
                 counts["context_terms"] = len(data["@context"]) if isinstance(data["@context"], dict) else 0
                 lines.append(f"{name}: JSON-LD context, {counts['context_terms']} entries")
+                _process_context(data, problem)
             else:
                 n = len(rdflib.Graph().parse(data=text, format="turtle"))
                 counts[name.removesuffix(".ttl").replace("-", "_") + "_triples"] = n
                 lines.append(f"{name}: {n} triples")
         except Exception as exc:  # noqa: BLE001
             problem(f"{name} does not parse: {type(exc).__name__}: {exc}")
+
+    # the cross-checks `changeprov check --only ontology` runs (every term the context, shapes, rules
+    # and queries use is declared, ...): vocab and check must not disagree (ut42c #4)
+    try:
+        from changeprov.ontology.checks import ontology_checks
+
+        for check in ontology_checks():
+            for text in check.problems:
+                problem(f"{check.name}: {text}")
+    except Exception as exc:  # noqa: BLE001 - reported, never raised
+        problem(f"the ontology checks could not run: {type(exc).__name__}: {exc}")
 
     ok = not problems
     lines.append("vocabulary OK" if ok else f"vocabulary has {len(problems)} problem(s)")

@@ -446,3 +446,28 @@ def test_inline_queries_use_declared_terms_only():
     assert check_declared({"typo": "PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
                                    "SELECT ?e WHERE { ?e om:affectsEntiy ?x }"}).problems == (
         "typo: https://open-metadata.org/schema/type/changeEvent/affectsEntiy",)
+
+
+@pytest.mark.parametrize("name, change, says", [
+    # ut42c #4: json.loads alone passed a context no JSON-LD processor accepts
+    ("context.jsonld", lambda text: text.replace('"@type": "@id"', '"@type": "@idd"', 1),
+     "context.jsonld is no valid JSON-LD 1.1 context"),
+    # ... and a term the context and queries use but the ontology no longer declares (check said so)
+    ("om-event.ttl", lambda text: text.replace("om-event:setsMembersOf\n    a owl:ObjectProperty", "om-event:setsMembersOfX\n    a owl:ObjectProperty"),
+     "declared-terms: "),
+])
+def test_vocab_runs_the_checks_a_jsonld_processor_and_check_run(monkeypatch, name, change, says):
+    real = summary.read_text
+    assert change(real(name)) != real(name), "the test's edit must apply"
+    monkeypatch.setattr(summary, "read_text", lambda n: change(real(n)) if n == name else real(n))
+    if name == "om-event.ttl":  # the checks read the ontology through the package
+        import changeprov.ontology as ontology
+
+        monkeypatch.setattr(ontology, "read_text", lambda n: change(real(n)) if n == name else real(n))
+        ontology._declared.cache_clear()
+    try:
+        report = summary.vocabulary_report()
+    finally:
+        if name == "om-event.ttl":
+            ontology._declared.cache_clear()
+    assert report["ok"] is False and any(says in line for line in report["lines"]), report["lines"][-5:]
