@@ -289,24 +289,27 @@ def _owner_views(rows: Rows, i: int, aspects: list[str], categories: list[str]) 
             "changes DataHub sent in it (impact names the owners of both)")
 
 
-_SKEWED = (OM_PREFIX +
-           "PREFIX prov: <http://www.w3.org/ns/prov#>\n"
-           "SELECT ?entity ?as_of ?time ?other_time ?aspect WHERE {\n#@bindings\n"
-           "?event om:affectsEntity ?entity ; prov:used ?v ; om:timestamp ?time .\n"
-           "?v prov:wasGeneratedBy ?g . ?g om:timestamp ?other_time .\n"
-           "FILTER(?other_time > ?time && COALESCE(?other_time <= ?as_of, true))\n"
-           "FILTER NOT EXISTS { ?event om:affectsEntity ?v }\n"
-           # a DataHub entity created again numbers its versions from 1 again: the version's other
-           # generator may be the next life's, after a hard delete (rv37 #2)
-           "FILTER NOT EXISTS { ?gone om:affectsEntity ?entity ; om:lifecycleChange om:HardDeleted ;\n"
-           "  om:timestamp ?t9 FILTER(?t9 >= ?time && ?t9 <= ?other_time) }\n"
-           "OPTIONAL { ?event om:aspectName ?aspect }\n"
-           "} ORDER BY ?time LIMIT 3\n")
+def _skewed(window: str) -> str:
+    """A change of the entity that revises a version whose generator is stamped later, within ``window``."""
+    return (OM_PREFIX +
+            "PREFIX prov: <http://www.w3.org/ns/prov#>\n"
+            "SELECT ?entity ?as_of ?time ?other_time ?aspect WHERE {\n#@bindings\n"
+            "?event om:affectsEntity ?entity ; prov:used ?v ; om:timestamp ?time .\n"
+            "?v prov:wasGeneratedBy ?g . ?g om:timestamp ?other_time .\n"
+            f"FILTER(?other_time > ?time && {window})\n"
+            "FILTER NOT EXISTS { ?event om:affectsEntity ?v }\n"
+            # a DataHub entity created again numbers its versions from 1 again: the version's other
+            # generator may be the next life's, after a hard delete (rv37 #2)
+            "FILTER NOT EXISTS { ?gone om:affectsEntity ?entity ; om:lifecycleChange om:HardDeleted ;\n"
+            "  om:timestamp ?t9 FILTER(?t9 >= ?time && ?t9 <= ?other_time) }\n"
+            "OPTIONAL { ?event om:aspectName ?aspect }\n"
+            "} ORDER BY ?time LIMIT 3\n")
 
 
-# an OpenMetadata change at or before as_of that revises a version stamped after it
-_SKEWED_PAST_AS_OF = _SKEWED.replace("FILTER(?other_time > ?time && COALESCE(?other_time <= ?as_of, true))",
-                                     "FILTER(?time <= ?as_of && ?other_time > ?as_of)")
+# both changes by as_of (DataHub); or, of an OpenMetadata entity, the revising one by as_of and the
+# other after it
+_SKEWED = _skewed("COALESCE(?other_time <= ?as_of, true)")
+_SKEWED_PAST_AS_OF = _skewed("?time <= ?as_of && ?other_time > ?as_of")
 
 
 def _clock_skew(store: TripleStore, bound: Mapping, _rows: Rows) -> list[str]:
