@@ -388,16 +388,21 @@ def _tagged(r: dict) -> tuple:
 def _tag_findings(rows: list[dict]) -> list[Finding]:
     out = []
     groups = _group(rows, lambda r: (r["time"], _tagged(r), r["action"], r["tag"]))
-    for (t, _, action, tag), group in groups.items():
-        # a merged column's finding is about the dataset, as OpenMetadata's about the table
+    for (t, about, action, tag), group in groups.items():
+        # a DataHub column's finding is about its dataset, as OpenMetadata's about the table, whichever
+        # of the two feeds the store has (ut42d #1: the finding moved from the schemaField to the dataset
+        # when the second feed arrived, and a baseline called it new)
         r = min(group, key=lambda g: (bool(_SCHEMA_FIELD.fullmatch(g["entity_name"] or "")), g["field"]))
-        entity = r["entity"]
-        fields = sorted({g["field"] for g in group})
+        column = about[1] if len(about) == 2 else None
+        entity, entity_name = (about[0], about[0]) if column is not None else (r["entity"], r["entity_name"])
+        # a schemaField's own event names the change category (TAG): say which column
+        fields = sorted({f"{column} ({g['field']})" if _SCHEMA_FIELD.fullmatch(g["entity_name"] or "") else g["field"]
+                         for g in group})
         prep = "to" if action == "added" else "from"
         created = r.get("at_creation") == "true"  # not a change to a live entity: it was created so
         out.append(Finding("sensitive-tag", t, f"{r['kind']} {short_name(r['tag_name'])} {action} {prep} "
                            f"{', '.join(fields)}{' at creation' if created else ''} by {r['user']}", _events(group),
-                           entity, r["entity_name"],
+                           entity, entity_name,
                            {"tag": tag, "tag_name": r["tag_name"], "action": action, "kind": r["kind"],
                             "fields": fields, "user": r["user"], "at_creation": created}))
     return out
@@ -582,7 +587,10 @@ def _lineage(store: TripleStore, findings: list[Finding], as_of: str, label: str
              candidates: int = 5) -> Lineage | None:
     """The lineage of the most impacted asset that has any lineage at all (first few candidates tried)."""
     for entity, name, _ in impact_ranking(findings)[:candidates]:
-        rows = _rows(store, "audit-lineage", {"entity": entity, "as_of": as_of}, now_ms=now_ms)
+        try:
+            rows = _rows(store, "audit-lineage", {"entity": entity, "as_of": as_of}, now_ms=now_ms)
+        except InputError:  # a dataset known only from its columns' events (ut42d #1) names no node
+            continue
         if rows:
             edges = [{**r, "valid": r["valid"] == "true"} for r in rows]
             return Lineage(entity, name, label, edges)
@@ -627,5 +635,6 @@ def run_audit(store: TripleStore, *, since: str | None = None, until: str | None
     generated = terms.xsd_datetime(now_ms).value
     return AuditReport(store=store.description, since=shown["since"], until=shown["until"], generated_at=generated,
                        activity=activity, top_entities=top, findings=findings,
-                       lineage=_lineage(store, findings, until or "now", until or generated, now_ms=now_ms)
+                       lineage=_lineage(store, findings, until or "now", shown["until"] or display_datetime(generated),
+                                       now_ms=now_ms)
                        if lineage else None)

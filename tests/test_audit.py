@@ -18,7 +18,7 @@ import pytest
 from changeprov.cli import main
 from changeprov.errors import InputError
 from changeprov.mapping.reference import map_to_files
-from changeprov.sparql.audit import run_audit
+from changeprov.sparql.audit import compare, run_audit
 from changeprov.sparql.loader import load_export
 from changeprov.sparql.audit_html import layered_layout, render_html
 from changeprov.sparql.queries import get_query, run_query
@@ -93,13 +93,14 @@ def test_deletions_with_former_and_current_dependents(report):
 def test_pii_and_classification_tags(report):
     got = {(f.time[:16], f.details["action"], f.details["tag_name"], f.entity_name, len(f.events))
            for f in by_kind(report, "sensitive-tag")}
-    email = "urn:li:schemaField:(%s,email)" % CUST
     assert got == {
         ("2022-05-02T18:34", "added", "urn:li:tag:pii", "urn:li:container:DATABASE", 1),  # copied DataHub sample
         ("2024-03-04T10:05", "added", "urn:li:tag:PII", CUST, 2),  # globalTags MCL + TAG EntityChangeEvent
         ("2024-03-04T10:06", "added", "urn:li:glossaryTerm:Classification.PersonalInformation", CUST, 2),
-        ("2024-03-04T10:20", "added", "urn:li:tag:PII", email, 1),
-        ("2024-03-04T10:20", "added", "urn:li:glossaryTerm:Classification.Email", email, 1),
+        # a column's tag, known from its schemaField's TAG event only: about the dataset, as it is when the
+        # dataset's editableSchemaMetadata MCL arrives too (ut42d #1)
+        ("2024-03-04T10:20", "added", "urn:li:tag:PII", CUST, 1),
+        ("2024-03-04T10:20", "added", "urn:li:glossaryTerm:Classification.Email", CUST, 1),
         ("2026-09-02T09:00", "added", "PII.Sensitive", OM_ORDERS, 1),
         ("2026-09-03T10:00", "added", "PII.NonSensitive", "mlflow_prod.churn_predictor", 1),
     }
@@ -168,12 +169,13 @@ def test_activity_and_top_entities(report):
 
 def test_lineage_of_most_impacted_asset(report):
     lin = report.lineage
-    # the churn model (sensitive tag, impersonation, soft delete) ties with fct_orders and comes first
-    # by name; orders_legacy fell behind when its hard delete's lineage DELETE stopped counting (rv35 #5)
-    assert lin.entity.startswith("https://open-metadata.org/entity/mlmodel/")
+    # customers: four PII / classification findings (two on the dataset, two on its email column, which
+    # count for the dataset as an OpenMetadata column's for its table: ut42d #1), ahead of the churn
+    # model (sensitive tag, impersonation, soft delete) and fct_orders
+    assert lin.entity == CUST
     edges = {(e["down_name"], e["up_name"], e["valid"]) for e in lin.edges}
-    assert edges == {("mlflow_prod.churn_predictor", OM_DR, True), (OM_DR, OM_ORDERS, True),
-                     (OM_ORDERS, "kafka_prod.orders_events", True)}
+    stg_c = DS("hive,staging.stg_customers")
+    assert edges == {(stg_c, CUST, True), (FCT, stg_c, True), (LTV, FCT, True), (DREV, FCT, True)}
 
 
 def test_time_window(db):
@@ -193,6 +195,10 @@ def test_time_window(db):
             assert (again.counts(), again.since, again.until) == (march.counts(), march.since, march.until)
         with pytest.raises(InputError, match="parameter since: expected a string, datetime, date or epoch ms"):
             run_audit(store, since=[2024], now_ms=NOW_MS)
+        # ut42d #4: the lineage drawing's time was echoed as typed ("1710072000000", "now")
+        for until, shown in (("1710072000000", "2024-03-10T12:00:00.000Z"), ("2024-03-10", "2024-03-10T23:59:59.999Z"),
+                             (None, "2027-01-15T08:00:00.000Z")):
+            assert run_audit(store, until=until, now_ms=NOW_MS).lineage.as_of == shown
 
 
 @pytest.mark.parametrize("kind", ["remote", "memory"])
@@ -505,7 +511,7 @@ def test_report_renders_in_headless_chromium(report, tmp_path):
     attrs = dict(re.findall(r'\b(data-[a-z-]+)="([^"]*)"', dom.split("<head>", 1)[0]))
     assert attrs.get("data-rendered") == "yes", "the inline script did not run to the end"
     assert int(attrs["data-chart-bars"]) == len(report.by_day()) and int(attrs["data-chart-width"]) > 300
-    assert int(attrs["data-lineage-nodes"]) == 4 and int(attrs["data-lineage-width"]) > 300
+    assert int(attrs["data-lineage-nodes"]) == 5 and int(attrs["data-lineage-width"]) > 300
     assert '<svg id="activity-chart"' in dom and '<svg id="lineage-graph"' in dom
 
 
@@ -530,7 +536,9 @@ def test_a_tag_an_entity_was_created_with_says_so(tmp_path):
 def test_a_datahub_column_tag_on_both_feeds_is_one_finding_about_the_dataset(tmp_path):
     """ut41c #1: DataHub sends a column tag added in its UI as an editableSchemaMetadata MCL of the dataset
     and a TAG event of the schemaField; the audit merged the two feeds for a dataset's tags only, so each
-    column PII action was two findings. A TAG event alone (one feed consumed) stays about the column."""
+    column PII action was two findings. ut42d #1: a TAG event alone (one feed consumed, or the other one
+    not loaded yet) was about the column, so the finding moved to the dataset when the MCL arrived and a
+    baseline called it new: it is about the dataset from the start, naming the column."""
     ds = "urn:li:dataset:(urn:li:dataPlatform:snowflake,crm.core.customers,PROD)"
     t, later = 1_770_023_700_000, 1_770_659_100_000
 
@@ -554,15 +562,23 @@ def test_a_datahub_column_tag_on_both_feeds_is_one_finding_about_the_dataset(tmp
 
     events = [mcl(t, "1", ["urn:li:tag:PII"]), ece(t, "ADD"), mcl(later, "2", [], previous=["urn:li:tag:PII"]),
               ece(later, "REMOVE"), ece(later, "ADD", field="phone")]
+    (tmp_path / "one-feed").mkdir()
+    with open_store("embedded", path=_mapped_store(events[1:2], tmp_path / "one-feed"), read_only=True) as store:
+        first = run_audit(store, now_ms=2_000_000_000_000)
     with open_store("embedded", path=_mapped_store(events, tmp_path), read_only=True) as store:
         rep = run_audit(store, now_ms=2_000_000_000_000)
     got = sorted((f.time[:16], f.summary, f.entity_name, len(f.events)) for f in rep.of_kind("sensitive-tag"))
     assert got == [
-        ("2026-02-02T09:15", "tag urn:li:tag:PII added to TAG, editableSchemaMetadata.email.globalTags by "
+        ("2026-02-02T09:15", "tag urn:li:tag:PII added to editableSchemaMetadata.email.globalTags, email (TAG) by "
          "urn:li:corpuser:alice", ds, 2),
-        ("2026-02-09T17:45", "tag urn:li:tag:PII added to TAG by urn:li:corpuser:carol", f"urn:li:schemaField:({ds},phone)", 1),
-        ("2026-02-09T17:45", "tag urn:li:tag:PII removed from TAG, editableSchemaMetadata.email.globalTags by "
+        ("2026-02-09T17:45", "tag urn:li:tag:PII added to phone (TAG) by urn:li:corpuser:carol", ds, 1),
+        ("2026-02-09T17:45", "tag urn:li:tag:PII removed from editableSchemaMetadata.email.globalTags, email (TAG) by "
          "urn:li:corpuser:carol", ds, 2)]
+    # the finding the TAG event alone made is the same one once the MCL is loaded beside it
+    (alone,) = first.of_kind("sensitive-tag")
+    assert alone.entity_name == ds and alone.summary == "tag urn:li:tag:PII added to email (TAG) by urn:li:corpuser:alice"
+    compared = compare(rep, first.to_dict())
+    assert [f.time[:16] for f in compared.known] == ["2026-02-02T09:15"] and not compared.gone
 
 
 def test_a_dropped_column_used_by_another_table_is_not_used_by_this_one(tmp_path):
