@@ -58,6 +58,8 @@ def run_audit(args: argparse.Namespace) -> int:
     from changeprov.sparql.stores import store_from_args
 
     baseline = None
+    if args.baseline == "":  # ut42d #8: an unset $PREV in a nightly script ran with no baseline, silently
+        raise InputError("--baseline '': give an earlier `audit --format json` report (an empty value names no file)")
     if args.baseline:  # read first: a bad one fails before the audit runs
         try:
             baseline = json.loads(Path(args.baseline).read_text(encoding="utf-8"))
@@ -75,7 +77,8 @@ def run_audit(args: argparse.Namespace) -> int:
         compared = compare(report, baseline) if args.baseline else None
         data = report.to_dict(compared, baseline=args.baseline)
         text = (json.dumps(data, indent=2, ensure_ascii=False) + "\n" if args.format == "json"
-                else render_html(report, new=compared.new if compared is not None else None))
+                else render_html(report, new=compared.new if compared is not None else None,
+                                 compared=compared, baseline=args.baseline))
         if out is None:
             sys.stdout.write(text)
         else:

@@ -124,6 +124,9 @@ class AuditReport:
     top_entities: list[dict]
     findings: list[Finding]
     lineage: Lineage | None = None
+    #: the patterns that chose bots and sensitive tags (ut42d #2: a baseline of other patterns differs)
+    bot_pattern: str | None = None
+    tag_pattern: str | None = None
 
     def counts(self) -> dict[str, int]:
         n = defaultdict(int)
@@ -152,6 +155,7 @@ class AuditReport:
         what ``baseline_findings`` reads back, written beside it (mq1 #9)."""
         data = {
             "store": self.store, "since": self.since, "until": self.until, "generated_at": self.generated_at,
+            "bot_pattern": self.bot_pattern, "tag_pattern": self.tag_pattern,
             "summary": {"events": sum(c for _, _, c in self.activity), "findings": len(self.findings),
                         "by_kind": self.counts()},
             "kinds": {k: asdict(v) for k, v in KINDS.items()},
@@ -226,6 +230,10 @@ def compare(report: AuditReport, baseline: object) -> Comparison:
     warnings = [f"the baseline is a report of {baseline.get(k)!r}, this one of {getattr(report, k)!r} ({k})"
                 for k in ("store", "since", "until")
                 if _same_store(baseline.get(k)) != _same_store(getattr(report, k))]
+    # (a baseline written before the patterns were recorded says nothing of them)
+    warnings += [f"the baseline chose {what} by {baseline.get(k)!r}, this report by {getattr(report, k)!r} ({k})"
+                 for k, what in (("bot_pattern", "bots"), ("tag_pattern", "sensitive tags"))
+                 if k in baseline and baseline.get(k) != getattr(report, k)]
     gone = [f for key, group in before.items() if key not in now for f in group]
     return Comparison(new, known, gone, changed, warnings)
 
@@ -597,6 +605,10 @@ def _lineage(store: TripleStore, findings: list[Finding], as_of: str, label: str
     return None
 
 
+def _default(query: str, name: str) -> str | None:
+    return next(p.default for p in get_query(query).params if p.name == name)
+
+
 def run_audit(store: TripleStore, *, since: str | None = None, until: str | None = None,
               bot_pattern: str | None = None, tag_pattern: str | None = None,
               now_ms: int | None = None, lineage: bool = True) -> AuditReport:
@@ -633,7 +645,11 @@ def run_audit(store: TripleStore, *, since: str | None = None, until: str | None
     order = list(KINDS)
     findings.sort(key=lambda f: (order.index(f.kind), f.time, f.entity_name or "", f.events))
     generated = terms.xsd_datetime(now_ms).value
+    patterns = {name: value if value is not None else _default(query, name)
+                for name, value, query in (("bot_pattern", bot_pattern, "audit-bots"),
+                                           ("tag_pattern", tag_pattern, "audit-sensitive-tags"))}
     return AuditReport(store=store.description, since=shown["since"], until=shown["until"], generated_at=generated,
+                       **patterns,
                        activity=activity, top_entities=top, findings=findings,
                        lineage=_lineage(store, findings, until or "now", shown["until"] or display_datetime(generated),
                                        now_ms=now_ms)

@@ -14,7 +14,7 @@ import re
 from collections import defaultdict
 from html import escape
 
-from changeprov.sparql.audit import KINDS, AuditReport, Finding, Lineage, short_name
+from changeprov.sparql.audit import KINDS, AuditReport, Comparison, Finding, Lineage, short_name
 from changeprov.terminal import visible
 
 MAX_EVENTS_SHOWN = 10
@@ -249,8 +249,21 @@ def _finding_rows(findings: list[Finding], new: set[int] | None = None) -> str:
     return "".join(rows)
 
 
-def render_html(report: AuditReport, *, new: list[Finding] | None = None) -> str:
-    """The report as one self-contained page; ``new``: the findings an earlier report lacks (--baseline)."""
+def _comparison(compared: Comparison | None, baseline: str | None) -> str:
+    """What the command line says of a baseline comparison (ut42d #3: the page said only how many were new)."""
+    if compared is None:
+        return ""
+    out = (f"<p>against {_e(baseline or 'the baseline')}: {len(compared.new)} new, {len(compared.known)} known "
+           f"({len(compared.changed)} with another text), {len(compared.gone)} gone</p>")
+    return out + "".join(f'<p class="warning">warning: {_e(w)}</p>' for w in compared.warnings)
+
+
+def render_html(report: AuditReport, *, new: list[Finding] | None = None, compared: Comparison | None = None,
+                baseline: str | None = None) -> str:
+    """The report as one self-contained page; ``new``: the findings an earlier report lacks (--baseline);
+    ``compared`` (with the ``baseline`` report's name): the whole comparison, its counts and warnings."""
+    if compared is not None and new is None:
+        new = compared.new
     new_ids = {id(f) for f in new} if new is not None else None
     counts = report.counts()
     total_events = sum(c for _, _, c in report.activity)
@@ -264,7 +277,8 @@ def render_html(report: AuditReport, *, new: list[Finding] | None = None) -> str
            f"<title>changeprov audit — {_e(window)}</title><style>{CSS}</style></head><body>",
            f"<header><h1>changeprov audit</h1><p>{_e(report.store)} · window {_e(window)} · generated "
            f"{_e(report.generated_at)} · {total_events} event(s) · {len(report.findings)} finding(s)"
-           + (f", {len(new)} new since the baseline" if new is not None else "") + "</p></header>",
+           + (f", {len(new)} new since the baseline" if new is not None else "") + "</p>"
+           + _comparison(compared, baseline) + "</header>",
            "<main>"]
     # summary
     out.append('<section id="summary"><h2>Findings by kind</h2><table><tr><th>kind</th><th>severity</th>'

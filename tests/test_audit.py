@@ -781,6 +781,24 @@ def test_a_nightly_audit_with_a_baseline_fails_on_what_the_night_added(tmp_path,
                  "--baseline", str(reports[1])]) == 1
     page = html.read_text()
     assert f", {len(new)} new since the baseline</p>" in page and page.count('<span class="sev sev-new">new</span>') == len(new)
+    # ut42d #3: the page names the baseline and says what the command line says of the comparison
+    known = last["baseline"]["known"]
+    assert (f"<p>against {reports[1]}: {len(new)} new, {known} known ({last['baseline']['changed']} with another "
+            f"text), {len(last['baseline']['gone'])} gone</p>") in page
+    assert '<p class="warning">warning: the baseline is a report of ' in page  # another store (n1's)
+    # ut42d #2: a baseline of other patterns says so, in the report and on stderr
+    capsys.readouterr()
+    assert main(["audit", "--store", str(tmp_path / "n2" / "db"), "--format", "json", "--out", str(tmp_path / "p.json"),
+                 "--baseline", str(reports[2]), "--tag-pattern", "pii", "--bot-pattern", "zzz"]) in (0, 1)
+    patterned = json.loads((tmp_path / "p.json").read_text())
+    assert (patterned["tag_pattern"], patterned["bot_pattern"]) == ("pii", "zzz")
+    assert [w for w in patterned["baseline"]["warnings"] if "pattern" in w] == [
+        f"the baseline chose bots by {last['bot_pattern']!r}, this report by 'zzz' (bot_pattern)",
+        f"the baseline chose sensitive tags by {last['tag_pattern']!r}, this report by 'pii' (tag_pattern)"]
+    assert "(bot_pattern)" in capsys.readouterr().err
+    # ut42d #8: an empty --baseline (an unset variable) ran with no baseline, saying nothing
+    assert main(["audit", "--store", str(tmp_path / "n2" / "db"), "--format", "json", "--baseline", ""]) == 2
+    assert "--baseline '': give an earlier `audit --format json` report" in capsys.readouterr().err
     # rv40 m4: an entity or time that is a list was an internal error
     odd = [json.dumps(dict(last, findings=[dict(last["findings"][0], **{key: value})]))
            for key, value in (("entity", ["x"]), ("time", {"a": 1}), ("events", [["e"]]))]
