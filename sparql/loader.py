@@ -75,9 +75,11 @@ def export_root(export_dir: str | Path) -> Path:
 def committed_partitions(export_dir: str | Path) -> list[Path]:
     """The partition files of a committed export, sorted; raise InputError naming the problem otherwise."""
     root = export_root(export_dir)
+    if not root.exists():  # ut42d #9: "is not a directory" for a file that does not exist
+        raise InputError(f"no such file or folder: {root} (expected a `changeprov export` output folder, or an "
+                         "N-Triples file that `changeprov map` wrote)")
     if not root.is_dir():
-        raise InputError(f"{root} is not a directory (expected a `changeprov export` output folder"
-                         + (")" if root.exists() else ", or an N-Triples file that `changeprov map` wrote)"))
+        raise InputError(f"{root} is not a directory (expected a `changeprov export` output folder)")
     # the staging folder of an export that is writing now is its work, not a dead run's leftovers (rv35 #6)
     held = lock_holder(root)
     writing = f"_staging-{held.get('run_id')}" if held else None
