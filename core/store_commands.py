@@ -122,10 +122,21 @@ def configure_query(p: argparse.ArgumentParser) -> None:
     _store_args(p)
 
 
-def _print_list() -> None:
-    from changeprov.sparql.queries import list_queries
+def _print_list(fmt: str, name: str | None) -> None:
+    """The named queries (or the one named) with their parameters; ``--format json``: as JSON (ut42d #6:
+    it printed the text, and a name given beside --list was ignored)."""
+    import json
 
-    for q in list_queries():
+    from changeprov.sparql.queries import get_query, list_queries
+
+    queries = [get_query(name)] if name else list_queries()
+    if fmt == "json":
+        print(json.dumps([{"name": q.name, "summary": q.summary, "returns": q.returns,
+                           "params": [{"name": p.name, "type": p.type, "required": p.required, "default": p.default,
+                                       "description": p.description} for p in q.params]} for q in queries],
+                         indent=2, ensure_ascii=False))
+        return
+    for q in queries:
         print(f"{q.name}: {q.summary}")
         for p in q.params:
             flag = "required" if p.required else ("optional" + (f", default {p.default}" if p.default else ""))
@@ -143,7 +154,9 @@ def run_query_cmd(args: argparse.Namespace) -> int:
     from changeprov.sparql.stores import query_form, refuse_service, store_from_args
 
     if args.list:
-        _print_list()
+        if args.file:
+            raise InputError("--list lists the named queries: give it alone or with a query NAME, not --file")
+        _print_list(args.format, args.name)
         return 0
     if bool(args.name) == bool(args.file):
         raise InputError("give a query NAME or --file QUERY.rq (see --list)")

@@ -105,8 +105,9 @@ def term_json(term) -> dict:
 
 def to_json(rows: Rows) -> str:
     bindings = [{v: term_json(t) for v, t in zip(rows.variables, r) if t is not None} for r in rows.rows]
+    # ending in a newline as every other output (ut42d #5: the prompt landed after the closing brace)
     return json.dumps({"head": {"vars": rows.variables}, "results": {"bindings": bindings}},
-                      indent=2, ensure_ascii=False)
+                      indent=2, ensure_ascii=False) + "\n"
 
 
 def to_csv(rows: Rows) -> str:

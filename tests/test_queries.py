@@ -2261,6 +2261,20 @@ def test_query_list_prints_every_query(capsys):
     assert "as_of (time-end, optional, default now)" in out
 
 
+def test_query_list_takes_a_name_and_json_and_json_answers_end_a_line(db, capsys):
+    """ut42d #5, #6: --list --format json printed the text, a name beside --list was ignored, and a SELECT's
+    JSON answer had no final newline (every other output has one)."""
+    assert main(["query", "--list", "--format", "json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [q["name"] for q in listed] == [q.name for q in list_queries()]
+    assert main(["query", "who-changed", "--list"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("who-changed: ") and "upstream:" not in out
+    assert main(["query", "deleted-entities", "--store", str(db), "--format", "json"]) == 0
+    out = capsys.readouterr().out
+    assert out.endswith("}\n") and json.loads(out)["results"]["bindings"]
+
+
 def test_an_empty_answer_from_an_empty_store_says_so(embedded, tmp_path):
     """ut5a #5: a store loaded from an export that mapped nothing answered "(0 rows)" like a true answer."""
     with open_store("embedded", path=tmp_path / "empty", create=True) as empty:
