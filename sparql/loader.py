@@ -415,9 +415,11 @@ def load_export(store: TripleStore, export_dir: str | Path,
                     store.unmark_loading()
                 if before == 0 or not isinstance(first, ChangeprovError):
                     raise first
-                raise type(first)(f"{first}; the other file groups of this parallel load may be in the store: "
-                                  "fix the input and load again (loading is idempotent), or use --jobs 1 for "
-                                  "an all-or-nothing load") from None
+                more = ("; the other file groups of this parallel load may be in the store: fix the input and "
+                        "load again (loading is idempotent), or use --jobs 1 for an all-or-nothing load")
+                if isinstance(first, NTriplesSyntaxError):  # keep its file and line (rv42 #1)
+                    raise NTriplesSyntaxError(first.problem + more, line=first.line, source=first.source) from None
+                raise type(first)(f"{first}{more}") from None
             bytes_read = sum(f.result() for f in futures)
     after = store.count()
     store.unmark_loading()  # whole: compaction only makes lookups faster

@@ -518,6 +518,15 @@ def test_a_bad_line_is_named_by_its_file_and_line(tmp_path, kind, final_newline,
     assert message.startswith(f"invalid N-Triples in triples/source=x/date=2024-03-05/part-00000.nt: {where}"), message
     # ut42a #7: the file and its own line as attributes too, as load_ntriples gives the stream's
     assert (err.value.source, err.value.line) == ("triples/source=x/date=2024-03-05/part-00000.nt", 3)
+    if kind == "embedded-3":  # rv42 #1: into a store that holds triples, a parallel load kept neither
+        with open_store("embedded", path=tmp_path / "db") as full:
+            full.load_ntriples(io.BytesIO(b"<http://ex.org/z> <http://ex.org/p> <http://ex.org/z> .\n"))
+            with pytest.raises(NTriplesSyntaxError) as again:
+                load_export(full, exp, jobs=3)
+        assert str(again.value).startswith(f"invalid N-Triples in triples/source=x/date=2024-03-05/part-00000.nt: "
+                                           f"{where}"), str(again.value)
+        assert (again.value.source, again.value.line) == ("triples/source=x/date=2024-03-05/part-00000.nt", 3)
+        assert "the other file groups of this parallel load may be in the store" in str(again.value)
     assert len(set(re.findall(r"line (\d+)", message))) <= 2, message  # no stream-wide line number left
 
 
