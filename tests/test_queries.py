@@ -260,7 +260,8 @@ def test_a_table_a_recursive_soft_delete_took_is_soft_deleted_until_its_parent_i
 def test_a_table_a_recursive_hard_delete_took_leaves_the_lineage(tmp_path, query, start):
     """ut41d #1: a table deleted with its schema (entity.children, recursive) stayed in lineage as live."""
     t, hour = 1_709_280_000_000, 3_600_000
-    events = [_om_lineage(1, "entityLineageAdded", t, "p", "q", []), _om_lineage(2, "entityLineageAdded", t, "q", "r", []),
+    events = [_om_lineage(1, "entityLineageAdded", t, "p", "q", [("a", "b")]),
+              _om_lineage(2, "entityLineageAdded", t, "q", "r", []),
               {"id": "del", "eventType": "entityDeleted", "entityType": "databaseSchema", "entityId": "sch",
                "entityFullyQualifiedName": "s.d.x", "userName": "bob", "timestamp": t + hour, "recursive": True,
                "previousVersion": 0.1, "currentVersion": 0.1,
@@ -275,6 +276,13 @@ def test_a_table_a_recursive_hard_delete_took_leaves_the_lineage(tmp_path, query
             details = [run_query(store, "lineage-details", {"entity": "s.d.x.r", "as_of": at}).dicts()
                        for at in (t + hour - 1, t + hour)]
             assert [[r["upstream_name"].value for r in d] for d in details] == [["s.d.x.q"], []]
+        # rv42 #2: a column edge of q's ended with q's own hard delete, not with the recursive one
+        column, other = ("s.d.x.p.a", "s.d.x.q.b") if query == "downstream" else ("s.d.x.q.b", "s.d.x.p.a")
+        for name in (query, "lineage-details") if query == "upstream" else (query,):
+            key = "upstream_name" if name == "lineage-details" else "asset_name"
+            got = [[r[key].value for r in run_query(store, name, {"entity": column, "as_of": at}).dicts()]
+                   for at in (t + hour - 1, t + hour)]
+            assert got == [[other], []], (name, got)
         # audit-lineage marks both edges removed once the delete took q (it looked at own deletes only)
         audit = lambda at: {(r["down_name"].value, r["up_name"].value): r["valid"].value
                             for r in run_query(store, "audit-lineage", {"entity": start, "as_of": at}).dicts()}
