@@ -136,9 +136,12 @@ def _column_lineage(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Li
             "upstream/downstream of the table"]
 
 
-# the direct table-level edges on one side of the entity, each with its first add
-_EDGES = {"upstream": "?entity prov:qualifiedDerivation ?edge .",
-          "downstream": "?down prov:qualifiedDerivation ?edge . ?edge prov:entity ?entity ."}
+# the direct table-level edges on one side of the entity, each with its first add; as the lineage
+# queries, from a table only to tables (rv42 #3: a column computed from the whole dataset is no
+# downstream table of it)
+_EDGES = {"upstream": "?entity prov:qualifiedDerivation ?edge . ?edge prov:entity ?up . FILTER NOT EXISTS { ?up a om:Column }",
+          "downstream": "?down prov:qualifiedDerivation ?edge . ?edge prov:entity ?entity . "
+                        "FILTER NOT EXISTS { ?down a om:Column }"}
 _EDGE_ADDS = (OM_PREFIX + "PREFIX prov: <http://www.w3.org/ns/prov#>\n"
               "SELECT ?entity ?as_of ?edge (MIN(?t) AS ?first) (COALESCE(MIN(?t) <= ?as_of, true) AS ?by_then)\n"
               "WHERE {\n#@bindings\n%s\n?edge om:addedBy ?added . ?added om:timestamp ?t }\n"

@@ -357,6 +357,20 @@ def test_an_empty_lineage_answer_says_when_the_edges_ended_or_began(store, name,
     assert f"its first {side} edge after this time was added at {first}" in " ".join(before.notes), before.notes
 
 
+def test_a_column_computed_from_a_whole_dataset_is_no_ended_downstream_edge(tmp_path):
+    """rv42 #3: the note said u2 had a downstream edge that no longer held, counting the edge of a column
+    computed from the whole dataset (fineGrainedLineages upstreamType DATASET), which downstream of a table
+    never follows."""
+    field = f"urn:li:schemaField:({DS('hive,d')},n)"
+    lineage = {"upstreams": [{"dataset": DS("hive,u1"), "type": "TRANSFORMED"}],
+               "fineGrainedLineages": [{"upstreamType": "DATASET", "downstreamType": "FIELD",
+                                        "upstreams": [DS("hive,u2")], "downstreams": [field]}]}
+    with _store_of([_dh_mcl(DS("hive,d"), "upstreamLineage", 1_709_280_000_000, "1", value=lineage)], tmp_path) as store:
+        answer = run_query(store, "downstream", {"entity": DS("hive,u2")})
+        assert not answer.rows and not [n for n in answer.notes if "edge" in n], answer.notes
+        assert [r["asset_name"].value for r in run_query(store, "upstream", {"entity": field}).dicts()] == [DS("hive,u2")]
+
+
 def test_impact_lists_current_owners(store):
     rows = {r["asset"].value: r for r in run_query(store, get_query("impact"), {"entity": ORDERS}).dicts()}
     assert {k: int(v["hops"].value) for k, v in rows.items()} == DOWNSTREAM_ORDERS["2024-03-21"]
