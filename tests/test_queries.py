@@ -821,6 +821,30 @@ def test_audit_lineage_removed_lists_an_edge_a_version_removed_in_its_adds_milli
                 == [DS("hive,u3")]
 
 
+def test_an_edge_a_version_removed_in_its_adds_millisecond_is_no_dependency_in_the_audit(tmp_path):
+    """rv42 #4: version 3 took u out of d's upstreams in the millisecond of version 2, which added it; upstream
+    and audit-lineage knew, but audit-deletions called d a "still" dependent at u's soft delete and
+    audit-schema-drops reported u's column drop as hitting d."""
+    t, hour = 1_714_521_600_000, 3_600_000
+    d, u = DS("hive,d"), DS("hive,u")
+    up = lambda *ns: {"upstreams": [{"dataset": DS(f"hive,{n}"), "type": "TRANSFORMED"} for n in ns]}
+    schema = lambda *fs: {"schemaName": "u", "platform": "urn:li:dataPlatform:hive", "version": 0, "hash": "",
+                          "platformSchema": {"com.linkedin.schema.OtherSchema": {"rawSchema": ""}},
+                          "fields": [{"fieldPath": f, "nativeDataType": "int",
+                                      "type": {"type": {"com.linkedin.schema.NumberType": {}}}} for f in fs]}
+    events = [_dh_mcl(d, "upstreamLineage", t, "1", value=up("w")),
+              _dh_mcl(d, "upstreamLineage", t + hour, "2", value=up("w", "u"), previous=("1", up("w"))),
+              _dh_mcl(d, "upstreamLineage", t + hour, "3", value=up("w"), previous=("2", up("w", "u"))),
+              _dh_mcl(u, "schemaMetadata", t, "1", value=schema("a", "b")),
+              _dh_mcl(u, "schemaMetadata", t + 2 * hour, "2", value=schema("a"), previous=("1", schema("a", "b"))),
+              _dh_mcl(u, "status", t + 3 * hour, "1", value={"removed": True})]
+    with _store_of(events, tmp_path) as store:
+        assert [r["asset_name"].value for r in run_query(store, "upstream", {"entity": d}).dicts()] == [DS("hive,w")]
+        deletions = run_query(store, "audit-deletions", {}).dicts()
+        assert {(r["entity_name"].value, r["dependency"].value) for r in deletions} == {(u, "former")}
+        assert run_query(store, "audit-schema-drops", {}).dicts() == []
+
+
 def _fine_and_coarse() -> tuple[dict, dict]:
     """A DataHub upstreamLineage of db.d from db.u with the column edge u.f -> d.g, and one without it."""
     fine = {"upstreams": [{"dataset": DS("hive,db.u"), "type": "TRANSFORMED"}],
