@@ -19,7 +19,8 @@ def configure_check(p: argparse.ArgumentParser) -> None:
     p.add_argument("--only", action="append", choices=["ontology", "shacl", "prov"], default=[],
                    help="run only this group of checks (repeatable; default all); shacl includes undeclared-terms, "
                         "the data's properties and classes in the om-event, PROV and W3C namespaces that no "
-                        "ontology declares")
+                        "ontology declares, and misused-terms, om-event and PROV terms used as what they are not "
+                        "declared as (a class as a property)")
 
 
 def _progress(msg: str) -> None:

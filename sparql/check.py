@@ -324,7 +324,7 @@ def sparql_syntax_problem(text: str) -> str | None:
 
 
 def run_checks(store: TripleStore | None, *, limit: int = 10, extra_queries: Mapping[str, str] | None = None,
-               groups: tuple[str, ...] = GROUPS, progress: Callable[[str], None] | None = None) -> CheckReport:
+               groups: tuple[str, ...] | str | None = GROUPS, progress: Callable[[str], None] | None = None) -> CheckReport:
     """Run the check groups (the store ones only with a store); ``limit`` examples per check.
 
     >>> run_checks(None, groups=("provv",))
@@ -333,8 +333,10 @@ def run_checks(store: TripleStore | None, *, limit: int = 10, extra_queries: Map
     changeprov.errors.InputError: unknown check group(s) 'provv' (groups: ontology, shacl, prov)
     """
     # ut42a #5: a misspelt group ran nothing and reported sound; a string matched as a substring
-    groups = (groups,) if isinstance(groups, str) else tuple(groups)
+    groups = GROUPS if groups is None else (groups,) if isinstance(groups, str) else tuple(groups)
     unknown = [g for g in groups if g not in GROUPS]
+    if not groups:  # rv42 #5: no group ran no check and said sound
+        raise InputError(f"no check group given (groups: {', '.join(GROUPS)})")
     if unknown:
         raise InputError(f"unknown check group(s) {', '.join(map(repr, unknown))} (groups: {', '.join(GROUPS)})")
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:

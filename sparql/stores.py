@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import datetime as _dt
 import functools
+import io
 import os
 import re
 import sys
@@ -237,7 +238,10 @@ def _binary(stream):
     if isinstance(stream, (str, Path)):
         raise InputError("load_ntriples takes an open stream of N-Triples (open(path, 'rb')), not a path or "
                          f"a string: {str(stream)[:80]!r}")
-    if not (hasattr(stream, "read") or hasattr(stream, "__iter__")):  # ut42a #6: None reached the engine
+    if isinstance(stream, (bytes, bytearray)):
+        return io.BytesIO(stream)
+    # a file object, or an iterator of lines (ut42a #6: None reached the engine; rv42 #5: a list too)
+    if not (hasattr(stream, "read") or hasattr(stream, "__next__")):
         raise InputError(f"load_ntriples takes an open stream of N-Triples (open(path, 'rb')), got {type(stream).__name__}")
     return stream
 
@@ -448,6 +452,8 @@ class EmbeddedStore(TripleStore):
             self._live().bulk_load(stream, format=ox.RdfFormat.N_TRIPLES)
         except SyntaxError as exc:
             raise NTriplesSyntaxError(str(exc), line=exc.lineno) from None
+        except TypeError as exc:  # an iterator of something else than lines of bytes
+            raise InputError(f"load_ntriples takes an open stream of N-Triples (open(path, 'rb')): {exc}") from None
         except (OSError, RuntimeError, ValueError) as exc:
             raise StoreError(f"loading failed: {exc}") from None
 
@@ -639,7 +645,11 @@ class RdflibStore(TripleStore):
 
     def load_ntriples(self, stream) -> None:
         self._check_open()
-        data = _binary(stream).read()
+        stream = _binary(stream)
+        try:
+            data = stream.read() if hasattr(stream, "read") else b"".join(stream)
+        except TypeError as exc:  # an iterator of something else than lines of bytes
+            raise InputError(f"load_ntriples takes an open stream of N-Triples (open(path, 'rb')): {exc}") from None
         # validate strictly with pyoxigraph first (rdflib's N-Triples parser is more lenient)
         try:
             triples = list(ox.parse(data, format=ox.RdfFormat.N_TRIPLES))
@@ -1103,6 +1113,9 @@ def open_store(kind: str = "embedded", *, path: str | Path | None = None, endpoi
     """
     if kind not in _OPTIONS:
         raise ConfigError(f"unknown store kind {kind!r} (one of {', '.join(KINDS)})")
+    for name, value in (("create", create), ("read_only", read_only)):
+        if not isinstance(value, bool):  # rv42 #5: create="no" created the store
+            raise ConfigError(f"{name} must be True or False, got {value!r}")
     given = {name for name, value in (("path", path), ("endpoint", endpoint), ("create", create),
                                       ("read_only", read_only)) if value} | set(options)
     if given - _OPTIONS[kind]:
@@ -1119,6 +1132,8 @@ def open_store(kind: str = "embedded", *, path: str | Path | None = None, endpoi
     if kind == "remote":
         if not endpoint:
             raise ConfigError("the remote store needs an endpoint (endpoint=, --endpoint URL)")
+        if not isinstance(endpoint, str):  # rv42 #5: a TypeError
+            raise ConfigError(f"the endpoint must be a URL string, got {type(endpoint).__name__}")
         return RemoteStore(endpoint, **options)
     return MemoryStore() if kind == "memory" else RdflibStore()
 

@@ -364,6 +364,7 @@ def test_check_on_endpoint_equals_embedded(work, picks, corpus_nt, tmp_path, cap
     ({"groups": ("ontology", "SHACL")}, "unknown check group(s) 'SHACL'"),
     ({"limit": "5"}, "limit must be an int >= 0 (examples per check), got '5'"),
     ({"limit": -1}, "limit must be an int >= 0 (examples per check), got -1"),
+    ({"groups": ()}, "no check group given (groups: ontology, shacl, prov)"),  # rv42 #5: ran nothing, said sound
 ])
 def test_run_checks_refuses_what_it_cannot_run(options, says):
     """ut42a #5: a misspelt group ran only the ontology checks and said sound; limit='5' was a TypeError."""

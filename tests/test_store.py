@@ -1151,6 +1151,19 @@ def test_wrong_arguments_are_changeprov_errors_that_say_what_to_give(tmp_path):
     exp = make_export(tmp_path / "exp", {"x/2024-03-01/part-00000": NT})
     with pytest.raises(ConfigError, match="the embedded store's path must be a str or a path, got int"):
         open_store("embedded", path=5)
+    # rv42 #5
+    with pytest.raises(ConfigError, match="the endpoint must be a URL string, got int"):
+        open_store("remote", endpoint=5)
+    for option in ({"create": "no"}, {"read_only": "no"}):
+        with pytest.raises(ConfigError, match=re.escape(f"{next(iter(option))} must be True or False, got 'no'")):
+            open_store("embedded", path=tmp_path / "never", **option)
+    assert not (tmp_path / "never").exists()
+    for kind in ("memory", "rdflib"):
+        with open_store(kind) as store:
+            with pytest.raises(InputError, match="load_ntriples takes an open stream of N-Triples"):
+                store.load_ntriples([1])
+            store.load_ntriples(NT)  # bytes are a stream's content
+            assert store.count() == 2
     with pytest.raises(InputError, match=r"load_export takes a store \(open_store\(...\)\) first, then the export: got str"):
         load_export(str(tmp_path / "db"), exp)
     with open_store("embedded", path=tmp_path / "db", create=True) as store:
