@@ -6,6 +6,7 @@ import csv
 import datetime as _dt
 import io
 import json
+import unicodedata
 import re
 
 import pyoxigraph as ox
@@ -141,11 +142,21 @@ def _cell(term, width: int = 80) -> str:
     return text[: width - 1] + "…"
 
 
+def display_width(text: str) -> int:
+    """Terminal columns of ``text``: East Asian wide and fullwidth characters take two, combining marks
+    none (ut42d #7: a Japanese user name shifted its row's later columns).
+
+    >>> display_width("日本語"), display_width("abc"), display_width("e\u0301")
+    (6, 3, 1)
+    """
+    return sum(0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
 def to_table(rows: Rows, *, total: int | None = None) -> str:
     """``rows`` as an aligned text table; ``total``: how many rows the answer has, when ``rows`` are its first."""
     cells = [[_cell(t) for t in r] for r in rows.rows]
-    widths = [max([len(v)] + [len(c[i]) for c in cells]) for i, v in enumerate(rows.variables)]
-    line = lambda vals: "  ".join(v.ljust(w) for v, w in zip(vals, widths)).rstrip()
+    widths = [max([display_width(v)] + [display_width(c[i]) for c in cells]) for i, v in enumerate(rows.variables)]
+    line = lambda vals: "  ".join(v + " " * (w - display_width(v)) for v, w in zip(vals, widths)).rstrip()
     out = [line(rows.variables), line(["-" * w for w in widths])] + [line(c) for c in cells]
     n = len(rows.rows)
     out.append(f"({total} rows, the first {n} shown)" if total is not None and total > n

@@ -2330,6 +2330,19 @@ def test_an_empty_answer_from_an_empty_store_says_so(embedded, tmp_path):
     assert rows.rows == [] and rows.notes == []
 
 
+def test_table_aligns_wide_characters_by_their_columns():
+    """ut42d #7: a Japanese user name was padded by characters, so its row's next column stood 7 to the left."""
+    from changeprov.sparql.formats import to_table
+    from changeprov.sparql.stores import Rows
+
+    text = to_table(Rows(["user", "events"], [(ox.Literal("日本語ユーザー"), ox.Literal("3")),
+                                              (ox.Literal("bob"), ox.Literal("12"))]))
+    header, _, wide, narrow, _ = text.splitlines()
+    # the events column starts in the same terminal column on every line (each wide character takes two)
+    starts = {wide.index("3") + len("日本語ユーザー"), narrow.index("12"), header.index("events")}
+    assert len(starts) == 1, text
+
+
 def test_table_keeps_iris_urns_and_names_whole_and_cuts_long_text():
     """ut5a #11: DataHub URNs over 80 characters came out cut (…PRO…) and could not be pasted into the next query."""
     from changeprov.sparql.formats import to_table
