@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from contextlib import nullcontext
 from pathlib import Path
@@ -72,8 +73,12 @@ def run_audit(args: argparse.Namespace) -> int:
     # run leaves no partial report (missing folders are created, as map and generate do)
     with (nullcontext(None) if args.out == "-" else replaced_on_success(Path(args.out))) as out:
         with store_from_args(args, read_only=True) as store:
-            report = audit_store(store, since=args.since, until=args.until, bot_pattern=args.bot_pattern,
-                                 tag_pattern=args.tag_pattern)
+            try:
+                report = audit_store(store, since=args.since, until=args.until, bot_pattern=args.bot_pattern,
+                                     tag_pattern=args.tag_pattern)
+            except InputError as exc:  # ut42d #9: name the flag the user typed, not the query's parameter
+                flagged = re.sub(r"^parameter (\w+):", lambda m: f"--{m.group(1).replace('_', '-')}:", str(exc))
+                raise InputError(flagged) from None
         compared = compare(report, baseline) if args.baseline else None
         data = report.to_dict(compared, baseline=args.baseline)
         text = (json.dumps(data, indent=2, ensure_ascii=False) + "\n" if args.format == "json"

@@ -428,8 +428,10 @@ def test_cli_writes_html_and_json_and_exit_codes(db, tmp_path, capsys):
     assert json.loads(nested.read_text())["summary"]["by_kind"], "missing folders are created"
     assert main(["audit", "--store", str(db), "--out", str(tmp_path)]) == 2
     assert "is a folder" in capsys.readouterr().err
-    for bad, message in ((["--bot-pattern", "("], "bot_pattern: not a valid regular expression"),
-                         (["--tag-pattern", "["], "tag_pattern: not a valid regular expression"),
+    # ut42d #9: the flag as typed, not the query's parameter
+    for bad, message in ((["--bot-pattern", "("], "error: --bot-pattern: not a valid regular expression"),
+                         (["--tag-pattern", "["], "error: --tag-pattern: not a valid regular expression"),
+                         (["--since", "garbage"], "error: --since: not a time"),
                          (["--since", "2024-03-15", "--until", "2024-03-01"], "is after until")):
         assert main(["audit", "--store", str(db), "--format", "json", *bad]) == 2, bad
         assert message in capsys.readouterr().err, bad
