@@ -385,7 +385,11 @@ _SOFT_DELETED = (OM_PREFIX +
                  "      || (?bt = ?time && EXISTS { ?back om:currentVersion ?rv\n"
                  "                                  FILTER EXISTS { ?gone om:currentVersion ?dv FILTER(?rv > ?dv) } }))) }\n"
                  "    FILTER(EXISTS { ?back om:lifecycleChange om:Restored } || EXISTS { ?back om:lifecycleChange om:HardDeleted }\n"
-                 '           || EXISTS { ?back om:eventType om:MclDelete FILTER EXISTS { ?back om:aspectName "status" } }) }\n'
+                 '           || EXISTS { ?back om:eventType om:MclDelete FILTER EXISTS { ?back om:aspectName "status" } }\n'
+                 # a status sent without its previous value that says the entity is not removed (ut42f #3)
+                 '           || EXISTS { ?back om:eventType om:MclUpsert FILTER EXISTS { ?back om:aspectName "status" }\n'
+                 '                FILTER EXISTS { ?back om:hasChangeDescription/(om:fieldsAdded|om:fieldsUpdated)/om:newValue ?nv\n'
+                 '                                FILTER(CONTAINS(STR(?nv), "\\"removed\\":false")) } }) }\n'
                  "}\n")
 
 

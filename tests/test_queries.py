@@ -796,6 +796,43 @@ def test_tag_changes_in_one_millisecond_are_listed_in_version_order(tmp_path):
                 (tag, by_entity)
 
 
+def test_a_tag_left_out_by_a_higher_version_in_the_same_millisecond_is_removed(tmp_path):
+    """ut42f #2: globalTags version 9 [PII] and version 10 [Gold], both without their previous values, in one
+    millisecond (10 first in the file): entity-state said Gold (the higher version is later), while
+    tag-changes and the audit listed PII added and never removed."""
+    t = 1_743_465_600_000
+    d = DS("hive,db.p")
+    gt = lambda name: {"tags": [{"tag": f"urn:li:tag:{name}"}]}
+    events = [_dh_mcl(d, "globalTags", t, "10", value=gt("Gold")), _dh_mcl(d, "globalTags", t, "9", value=gt("PII"))]
+    with _store_of(events, tmp_path) as store:
+        state = run_query(store, "entity-state", {"entity": d}).dicts()
+        assert {r["value"].value for r in state if r["field"].value == "globalTags"} == {"urn:li:tag:Gold"}
+        rows = run_query(store, "tag-changes", {"tag": "urn:li:tag:PII"}).dicts()
+        assert [r["action"].value for r in rows] == ["added", "removed"]
+        audit = run_query(store, "audit-sensitive-tags", {}).dicts()
+        assert sorted(r["action"].value for r in audit if r["tag"].value == "urn:li:tag:PII") == ["added", "removed"]
+
+
+def test_a_status_sent_without_its_previous_value_that_says_not_removed_restores(tmp_path):
+    """ut42f #3: status removed:true (version 1, 2), then removed:false (version 3), each sent without its
+    previous value: entity-state said live, deleted-entities said never restored, and lineage called the
+    dataset soft-deleted."""
+    t, day = 1_738_972_800_000, 86_400_000
+    d = DS("hive,db.s")
+    events = [_dh_mcl(d, "status", t, "1", value={"removed": True}),
+              _dh_mcl(d, "status", t + day, "2", value={"removed": True}),
+              _dh_mcl(d, "status", t + 2 * day, "3", value={"removed": False}),
+              _dh_mcl(DS("hive,db.down"), "upstreamLineage", t - day, "1",
+                      value={"upstreams": [{"dataset": d, "type": "TRANSFORMED"}]})]
+    with _store_of(events, tmp_path) as store:
+        rows = run_query(store, "deleted-entities", {}).dicts()
+        assert [(r["deletion"].value, r["restored_at"] and r["restored_at"].value) for r in rows] == [
+            ("SoftDeleted", "2025-02-10T00:00:00Z"), ("SoftDeleted", "2025-02-10T00:00:00Z")]
+        for at, deleted in ((t + day, True), (t + 3 * day, False)):
+            notes = run_query(store, "upstream", {"entity": DS("hive,db.down"), "as_of": at}).notes
+            assert bool([n for n in notes if n.startswith("soft-deleted")]) == deleted, (at, notes)
+
+
 def test_audit_lineage_removed_lists_an_edge_a_version_removed_in_its_adds_millisecond_once(tmp_path):
     """ut42b #1: version 3 removed u1 in the millisecond of version 2, which had kept it; the restatement at
     03:00 (version 4, without u1) was listed as a second removal, since "nothing ended the edge in between"
