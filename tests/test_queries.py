@@ -833,6 +833,18 @@ def test_a_status_sent_without_its_previous_value_that_says_not_removed_restores
             assert bool([n for n in notes if n.startswith("soft-deleted")]) == deleted, (at, notes)
 
 
+def test_entity_history_orders_aspect_versions_in_one_millisecond_as_numbers(tmp_path):
+    """ut42f #5: versions 9 (8 -> 9) and 10 (9 -> 10) of one aspect in one millisecond were listed 10 first."""
+    t = 1_743_465_600_000
+    d = DS("hive,db.r")
+    gt = lambda name: {"tags": [{"tag": f"urn:li:tag:{name}"}]}
+    events = [_dh_mcl(d, "globalTags", t, "10", value=gt("B"), previous=("9", gt("A"))),
+              _dh_mcl(d, "globalTags", t, "9", value=gt("A"), previous=("8", gt("Z")))]
+    with _store_of(events, tmp_path) as store:
+        rows = run_query(store, "entity-history", {"entity": d}).dicts()
+        assert [r["current_version"].value for r in rows] == ["9", "10"]
+
+
 def test_audit_lineage_removed_lists_an_edge_a_version_removed_in_its_adds_millisecond_once(tmp_path):
     """ut42b #1: version 3 removed u1 in the millisecond of version 2, which had kept it; the restatement at
     03:00 (version 4, without u1) was listed as a second removal, since "nothing ended the edge in between"
