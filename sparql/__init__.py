@@ -1,4 +1,4 @@
-"""Stores (embedded pyoxigraph on disk or in memory, remote SPARQL 1.1, an rdflib graph), the loader and the named queries.
+"""Stores (pyoxigraph on disk or in memory, a SPARQL 1.1 endpoint, rdflib), the loader and the named queries.
 
 The library's query side in one import (docs/library.md): ``open_store(kind, ...)`` and
 ``run_query(store, name, params)``; ``list_queries()`` / ``get_query(name)`` / ``load_query_file(path)``
