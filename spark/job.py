@@ -15,6 +15,7 @@ Layout of DIR:
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -60,8 +61,9 @@ class ExportResult:
 
 
 def _scan(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
-    if not paths:
-        return spark.createDataFrame([], "value string, file string, block long, mono long")
+    if not paths:  # (no createDataFrame of a Python list: executors would run Python, see _small_table)
+        return spark.range(0).select(F.lit(None).cast("string").alias("value"), F.lit(None).cast("string").alias("file"),
+                                     F.lit(None).cast("long").alias("block"), F.lit(None).cast("long").alias("mono"))
     return (spark.read.option("lineSep", "\n").option("recursiveFileLookup", "true").text(list(paths))
             .select("value",
                     F.col("_metadata.file_path").alias("file"),
@@ -423,12 +425,14 @@ def _export(spark: SparkSession, inputs: Sequence[str], out: str, fs: FileSystem
         dups = f"{staging}-duplicates"
         losers = duplicate_losers(spark, reuse(with_duplicates(lines, None), ("mapped", family), map_lines_for(family)),
                                   fs.path(staging, "kind=d").toString(),
-                                  _offsets(spark, _read_stats(spark, fs, staging)["splits"], inputs),
+                                  _offsets(spark, fs, f"{dups}-tables/offsets.json",
+                                           _read_stats(spark, fs, staging)["splits"], inputs),
                                   fs.path(dups).toString())
         fs.delete(staging)  # the overwrite is per partition (dynamic): a date of the losers alone would stay
         metrics = _write(spark, with_duplicates(lines, losers), family, fs, staging, compress,
                          lambda: progress("mapping, deduplicating and writing again"))
         fs.delete(dups)
+        fs.delete(f"{dups}-tables")
 
     progress("committing")
     stats = _read_stats(spark, fs, staging)
@@ -584,11 +588,22 @@ def _read_stats(spark: SparkSession, fs: FileSystem, staging: str) -> dict:
     return {"accounting": accounting, "splits": splits}
 
 
-def _offsets(spark: SparkSession, splits: dict, inputs: Sequence[str] = ()) -> DataFrame:
+def _small_table(spark: SparkSession, fs: FileSystem, name: str, rows: list[tuple], columns: str) -> DataFrame:
+    """A small driver-side table as a DataFrame that executors read as a JSON file ``name`` (on the
+    output's file system): ``spark.createDataFrame`` of a Python list runs pyspark.daemon on the
+    executors, which then need Python (ut42e #1: a cluster export failed at its commit whenever a line
+    was quarantined, the executors' Python being none or another). Spark skips files whose names start
+    with ``_`` or ``.``: ``name``'s last part must not."""
+    fields = [c.split()[0] for c in columns.split(",")]
+    fs.write_text(name, "".join(json.dumps(dict(zip(fields, r)), ensure_ascii=False) + "\n" for r in rows))
+    return spark.read.schema(columns).json(fs.path(name).toString())
+
+
+def _offsets(spark: SparkSession, fs: FileSystem, name: str, splits: dict, inputs: Sequence[str] = ()) -> DataFrame:
     """Per input split (file, block): the lines before it (``before``) and its first running id
     (``first``), so a line's number is before + mono - first + 1; the file's name as the reference
     writes it (``display``) and its ``rank`` in the reference's reading order (``inputs``' order;
-    files Spark found in a folder come after, by name)."""
+    files Spark found in a folder come after, by name). Written to ``name`` (``_small_table``)."""
     rank = {local_file(item): i for i, item in enumerate(inputs) if item.startswith("file:")}
     rows = []
     for path, blocks in splits.items():
@@ -597,8 +612,7 @@ def _offsets(spark: SparkSession, splits: dict, inputs: Sequence[str] = ()) -> D
         for block, n, first in sorted(blocks):
             rows.append((path, display_source(path), block, before, first, here))
             before += n
-    return spark.createDataFrame(
-        rows, "file string, display string, block long, before long, first long, rank long")
+    return _small_table(spark, fs, name, rows, "file string, display string, block long, before long, first long, rank long")
 
 
 def _counts(stats: dict, metrics: dict) -> dict:
@@ -634,14 +648,14 @@ def _number_quarantine(spark: SparkSession, fs: FileSystem, staging: str, splits
     extra = None
     if bom_only:
         names = [(f, display_input(f)) for f in bom_only]
-        extra = (spark.createDataFrame(names, "source string, display string")
+        extra = (_small_table(spark, fs, f"{staging}/tables/bom-only.json", names, "source string, display string")
                  .select(F.to_json(F.struct(F.lit("BAD_ENCODING").alias("reason"),
                                             F.lit(BOM_DETAIL).alias("detail"), F.col("display").alias("source"),
                                             F.lit(1).cast("long").alias("line"), F.lit("\ufeff").alias("raw")))
                          .alias("value"), F.col("source").alias("_s"), F.lit(1).cast("long").alias("_l")))
     if not fs.exists(staging, "kind=q"):
         return extra
-    table = _offsets(spark, splits).withColumnRenamed("file", "path")
+    table = _offsets(spark, fs, f"{staging}/tables/offsets.json", splits).withColumnRenamed("file", "path")
     recs = spark.read.text(fs.path(staging, "kind=q").toString()).select(
         F.from_json("value", "reason string, detail string, source string, block long, mono long, raw string")
         .alias("r")).select("r.*")

@@ -336,24 +336,37 @@ def test_the_commit_file_operations_agree_locally_and_through_hadoop(spark, tmp_
     assert sorted(p.name for p in root.iterdir()) == ["c"]
 
 
-def test_spark_submit_on_a_local_cluster_gives_the_same_triples(mixed_log, mixed_export, tmp_path):
+def test_spark_submit_on_a_local_cluster_gives_the_same_triples(spark, mixed_log, tmp_path):
     """Separate executor JVMs: the job must not need changeprov (or Python) on the executors.
 
     The cluster run uses generated code (what inputs above ``INTERPRETED_BELOW_BYTES`` get), the
     session's export interpreted expressions: this also checks that both give the same triples."""
     import pyspark
 
-    path, _ = mixed_log
-    env = dict(os.environ, SPARK_HOME=os.path.dirname(pyspark.__file__), PYSPARK_PYTHON=sys.executable,
-               SPARK_LOCAL_IP="127.0.0.1")
+    # the mixed log, with a line that is no JSON and one event id again with other content (the second
+    # pass): quarantined lines made the executors start pyspark.daemon (ut42e #1), so these executors
+    # cannot run Python at all; the driver runs this Python
+    lines = Path(mixed_log[0]).read_text().splitlines()
+    event = {"id": "dup-1", "eventType": "entityCreated", "entityType": "table", "entityId": "t-1",
+             "entityFullyQualifiedName": "s.d.x.t", "timestamp": 1_709_280_000_000, "userName": "alice",
+             "previousVersion": 0.1, "currentVersion": 0.1}
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(lines + ["{not json", json.dumps(event), json.dumps({**event, "userName": "bob"})]) + "\n")
+    local = export(spark, resolve_inputs([str(path)]), str(tmp_path / "local"))
+    assert local.counts["quarantined_by_reason"].get("DUPLICATE_EVENT") and local.counts["quarantined"] >= 2
+    env = dict(os.environ, SPARK_HOME=os.path.dirname(pyspark.__file__), PYSPARK_PYTHON="/bin/false",
+               PYSPARK_DRIVER_PYTHON=sys.executable, SPARK_LOCAL_IP="127.0.0.1")
     submit = Path(sys.executable).parent / "spark-submit"
     script = Path(job_module.__file__).parent / "submit.py"
     proc = subprocess.run([str(submit), "--master", "local-cluster[2,1,1024]", "--conf", "spark.ui.enabled=false",
                            str(script), "--conf", "spark.sql.codegen.factoryMode=FALLBACK",
                            str(path), "--out", str(tmp_path / "cluster")],
                           env=env, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert read_triples(tmp_path / "cluster") == read_triples(mixed_export[0])
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    assert read_triples(tmp_path / "cluster") == read_triples(tmp_path / "local")
+    quarantine = lambda out: sorted(line for f in sorted((out / "quarantine").glob("*.jsonl"))  # noqa: E731
+                                    for line in f.read_text().splitlines())
+    assert quarantine(tmp_path / "cluster") == quarantine(tmp_path / "local") != []
 
 
 def test_missing_input_is_a_clear_error(tmp_path):
