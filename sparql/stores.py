@@ -526,9 +526,6 @@ class MemoryStore(EmbeddedStore):
         self._read_only = False
         self._store = ox.Store()
 
-    def clear(self) -> None:
-        self._live().clear()
-
     def mark_loading(self, export: str | Path) -> None:
         self._check_open()
 
@@ -608,11 +605,14 @@ class RdflibStore(TripleStore):
             raise sparql_syntax_error(str(exc), query) from None
         return self._graph.query(prepared, initBindings={k: to_rdflib(v) for k, v in (bindings or {}).items()})
 
-    @staticmethod
-    def _engine(answer: Callable[[], object]):
-        """rdflib's own errors while it evaluates (ut42a #1: NotBoundError on who-changed) as a StoreError."""
+    def _answer(self, query, bindings, forms: tuple[str, ...], convert: Callable):
+        """The answer of a query of one of ``forms``, ``convert``ed; rdflib's own errors while it evaluates
+        (ut42a #1: NotBoundError on who-changed) as a StoreError."""
         try:
-            return answer()
+            res = self._query(query, bindings)
+            if res.type not in forms:
+                raise InputError(f"expected a{'n' if forms[0] == 'ASK' else ''} {' or '.join(forms)} query")
+            return convert(res)
         except ChangeprovError:
             raise
         except Exception as exc:  # noqa: BLE001 - any error of rdflib's engine, which has no base class
@@ -620,28 +620,15 @@ class RdflibStore(TripleStore):
                              "the memory and embedded stores (pyoxigraph) answer every named query") from None
 
     def select(self, query, bindings=None) -> Rows:
-        def answer():
-            res = self._query(query, bindings)
-            if res.type != "SELECT":
-                raise InputError("expected a SELECT query")
-            return Rows([str(v) for v in res.vars], [tuple(from_rdflib(x) for x in row) for row in res])
-        return self._engine(answer)
+        return self._answer(query, bindings, ("SELECT",), lambda res: Rows(
+            [str(v) for v in res.vars], [tuple(from_rdflib(x) for x in row) for row in res]))
 
     def ask(self, query, bindings=None) -> bool:
-        def answer():
-            res = self._query(query, bindings)
-            if res.type != "ASK":
-                raise InputError("expected an ASK query")
-            return bool(res.askAnswer)
-        return self._engine(answer)
+        return self._answer(query, bindings, ("ASK",), lambda res: bool(res.askAnswer))
 
     def construct(self, query, bindings=None):
-        def answer():
-            res = self._query(query, bindings)
-            if res.type not in ("CONSTRUCT", "DESCRIBE"):
-                raise InputError("expected a CONSTRUCT or DESCRIBE query")
-            return [ox.Triple(*(from_rdflib(x) for x in t)) for t in res]
-        return self._engine(answer)
+        return self._answer(query, bindings, ("CONSTRUCT", "DESCRIBE"),
+                            lambda res: [ox.Triple(*(from_rdflib(x) for x in t)) for t in res])
 
     def load_ntriples(self, stream) -> None:
         self._check_open()
