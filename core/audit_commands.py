@@ -82,8 +82,7 @@ def run_audit(args: argparse.Namespace) -> int:
         compared = compare(report, baseline) if args.baseline else None
         data = report.to_dict(compared, baseline=args.baseline)
         text = (json.dumps(data, indent=2, ensure_ascii=False) + "\n" if args.format == "json"
-                else render_html(report, new=compared.new if compared is not None else None,
-                                 compared=compared, baseline=args.baseline))
+                else render_html(report, compared=compared, baseline=args.baseline))
         if out is None:
             sys.stdout.write(text)
         else:

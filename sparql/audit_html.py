@@ -258,12 +258,11 @@ def _comparison(compared: Comparison | None, baseline: str | None) -> str:
     return out + "".join(f'<p class="warning">warning: {_e(w)}</p>' for w in compared.warnings)
 
 
-def render_html(report: AuditReport, *, new: list[Finding] | None = None, compared: Comparison | None = None,
-                baseline: str | None = None) -> str:
-    """The report as one self-contained page; ``new``: the findings an earlier report lacks (--baseline);
-    ``compared`` (with the ``baseline`` report's name): the whole comparison, its counts and warnings."""
-    if compared is not None and new is None:
-        new = compared.new
+def render_html(report: AuditReport, *, compared: Comparison | None = None, baseline: str | None = None) -> str:
+    """The report as one self-contained page; ``compared`` (``audit --baseline``, with the ``baseline``
+    report's name): the findings an earlier report lacks come first, marked, and the page says what the
+    comparison found."""
+    new = compared.new if compared is not None else None
     new_ids = {id(f) for f in new} if new is not None else None
     counts = report.counts()
     total_events = sum(c for _, _, c in report.activity)
