@@ -1498,6 +1498,59 @@ def test_impact_owners_follow_the_whole_ownership_aspect(tmp_path):
         assert (row["owners"].value if row["owners"] else "") == owner_list, as_of
 
 
+def _owner_ece(ds: str, ms: int, operation: str, owner: str, owner_type: str | None, *, category="OWNERSHIP") -> dict:
+    params = {"ownerUrn": f"urn:li:corpuser:{owner}"}
+    if owner_type:
+        params |= {"ownerType": owner_type, "ownerTypeUrn": f"urn:li:ownershipType:__system__{owner_type.lower()}"}
+    return {"entityType": "dataset", "entityUrn": ds, "category": category, "operation": operation,
+            "modifier": owner_type if operation == "MODIFY" else f"urn:li:corpuser:{owner}",
+            "auditStamp": {"time": ms, "actor": "urn:li:corpuser:admin"}, "version": 0,
+            **({"parameters": params} if owner_type or operation != "MODIFY" else {})}
+
+
+def test_a_datahub_owner_removed_as_one_ownership_type_keeps_the_others(tmp_path):
+    """ut42f #1: DataHub keys an owner by person and ownership type; a change event removing alice as
+    technical owner ended her ownership in impact and entity-state although she stayed business owner.
+    A removal ends an addition of the same owner when their types match, when either names none, when an
+    OWNERSHIP MODIFY of the owner to the removed type lies between, or when nothing else gave the owner the
+    removed type (a type change sent as an MCL alone, as the generator's logs have)."""
+    t = 1_717_200_000_000
+    src, dst = DS("hive,db.src"), DS("hive,db.dst")
+    T, B = "TECHNICAL_OWNER", "BUSINESS_OWNER"
+    events = [_dh_mcl(dst, "upstreamLineage", t, "1", value={"upstreams": [{"dataset": src, "type": "TRANSFORMED"}]}),
+              # alice: technical, then business too, then no longer technical: business owner
+              _owner_ece(dst, t + 1000, "ADD", "alice", T, category="OWNER"), _owner_ece(dst, t + 2000, "ADD", "alice", B),
+              _owner_ece(dst, t + 3000, "REMOVE", "alice", T),
+              # bob: technical, then removed as technical: gone
+              _owner_ece(dst, t + 1000, "ADD", "bob", T), _owner_ece(dst, t + 3000, "REMOVE", "bob", T),
+              # carol: technical, then business too, then no longer business: technical owner
+              _owner_ece(dst, t + 1000, "ADD", "carol", T), _owner_ece(dst, t + 2000, "ADD", "carol", B),
+              _owner_ece(dst, t + 3000, "REMOVE", "carol", B),
+              # dave: technical, changed to business, removed as business: gone
+              _owner_ece(dst, t + 1000, "ADD", "dave", T), _owner_ece(dst, t + 2000, "MODIFY", "dave", B),
+              _owner_ece(dst, t + 3000, "REMOVE", "dave", B),
+              # erin: technical, removed as business owner with nothing else making her one: her type changed
+              # where the log has no change event (the ownership MCL alone): gone
+              _owner_ece(dst, t + 1000, "ADD", "erin", T), _owner_ece(dst, t + 3000, "REMOVE", "erin", B),
+              # gina: technical, changed to business, technical again, removed as business: technical owner
+              _owner_ece(dst, t + 500, "ADD", "gina", T), _owner_ece(dst, t + 1000, "MODIFY", "gina", B),
+              _owner_ece(dst, t + 2000, "ADD", "gina", T), _owner_ece(dst, t + 3000, "REMOVE", "gina", B),
+              # frank: added with no type named; any removal of his ends him
+              _owner_ece(dst, t + 1000, "ADD", "frank", None), _owner_ece(dst, t + 3000, "REMOVE", "frank", T)]
+    store = _store_of(events, tmp_path)
+    for as_of, want in {t + 2500: ["alice", "bob", "carol", "dave", "erin", "frank", "gina"],
+                        t + 3500: ["alice", "carol", "gina"]}.items():
+        (row,) = run_query(store, get_query("impact"), {"entity": src, "as_of": str(as_of)}).dicts()
+        assert row["owners"].value == ", ".join(f"urn:li:corpuser:{n}" for n in want), as_of
+        state = run_query(store, get_query("entity-state"), {"entity": dst, "as_of": str(as_of)}).dicts()
+        owners = {r["value"].value.removeprefix("urn:li:corpuser:") for r in state if r["field"].value == "OWNERSHIP"}
+        assert sorted(owners) == want, as_of
+    # who still owns it as what: alice's row is her business ownership, carol's her technical one
+    state = run_query(store, get_query("entity-state"), {"entity": dst}).dicts()
+    assert sorted((r["value"].value.removeprefix("urn:li:corpuser:"), rfc3339_to_ms(r["set_at"].value) - t)
+                  for r in state if r["field"].value == "OWNERSHIP") == [("alice", 2000), ("carol", 1000), ("gina", 2000)]
+
+
 @pytest.mark.parametrize("with_previous", [True, False])
 def test_impact_owners_of_an_ownership_revision_in_its_own_millisecond(tmp_path, with_previous):
     """rv35 #3: version 2 of the ownership aspect ({x} -> {y}) in version 1's millisecond left x an owner in
