@@ -644,7 +644,9 @@ def _counts(stats: dict, metrics: dict) -> dict:
 def _number_quarantine(spark: SparkSession, fs: FileSystem, staging: str, splits: dict,
                        bom_only: Sequence[str] = ()) -> DataFrame | None:
     """Quarantine records with real line numbers: lines before the split + row index in it + 1.
-    ``bom_only``: files whose one line, a lone BOM, Spark never read (their record is made here)."""
+    ``bom_only``: files whose one line, a lone BOM, Spark never read (their record is made here).
+    ``_s`` and ``_l`` order them by file and line as the reference does: by the displayed name, one form
+    for both (Spark's file paths are URIs, ``bom_only`` the paths given: ut42e #6)."""
     extra = None
     if bom_only:
         names = [(f, display_input(f)) for f in bom_only]
@@ -652,7 +654,7 @@ def _number_quarantine(spark: SparkSession, fs: FileSystem, staging: str, splits
                  .select(F.to_json(F.struct(F.lit("BAD_ENCODING").alias("reason"),
                                             F.lit(BOM_DETAIL).alias("detail"), F.col("display").alias("source"),
                                             F.lit(1).cast("long").alias("line"), F.lit("\ufeff").alias("raw")))
-                         .alias("value"), F.col("source").alias("_s"), F.lit(1).cast("long").alias("_l")))
+                         .alias("value"), F.col("display").alias("_s"), F.lit(1).cast("long").alias("_l")))
     if not fs.exists(staging, "kind=q"):
         return extra
     table = _offsets(spark, fs, f"{staging}/tables/offsets.json", splits).withColumnRenamed("file", "path")
@@ -663,7 +665,7 @@ def _number_quarantine(spark: SparkSession, fs: FileSystem, staging: str, splits
             .select(F.to_json(F.struct("reason", "detail", F.col("display").alias("source"),
                                        (F.col("before") + F.col("mono") - F.col("first") + 1).alias("line"),
                                        "raw")).alias("value"),
-                    F.col("source").alias("_s"), (F.col("before") + F.col("mono") - F.col("first") + 1).alias("_l")))
+                    F.col("display").alias("_s"), (F.col("before") + F.col("mono") - F.col("first") + 1).alias("_l")))
     return numbered if extra is None else numbered.unionByName(extra)
 
 

@@ -513,6 +513,10 @@ def test_a_byte_order_mark_on_line_1_of_a_file_is_quarantined_as_the_reference_d
 
     got = records(sorted((tmp_path / "out" / "quarantine").glob("part-*.jsonl")))
     assert got == records([tmp_path / "ref-q.jsonl"])
+    # in the reference's order, by file and line (ut42e #6: the lone BOMs' records came first)
+    order = lambda p: [(Path(r["source"]).name, r["line"]) for r in map(json.loads, p.read_text(encoding="utf-8").splitlines())]
+    (part,) = (tmp_path / "out" / "quarantine").glob("part-*.jsonl")
+    assert order(part) == order(tmp_path / "ref-q.jsonl")
     boms = {(name, line) for name, line, reason, detail, raw in got if "byte order mark" in detail}
     assert boms == {("a-bom.jsonl", 1), ("a-bom.jsonl", 34), ("b-bom.jsonl.gz", 1), ("c-plain.jsonl", 31),
                     ("c-plain.jsonl", 33), ("d-bom-blank.jsonl", 1), ("e-bom-only.jsonl", 1),
