@@ -256,6 +256,16 @@ EMPTY_CHECKS = {"unversioned": _unversioned_or_unknown, "unchanged-field": _unch
 
 _CATEGORY = re.compile(r"[A-Z][A-Z_]*")
 
+#: a change-event category → the aspects whose MCLs report the same changes (a column's tags and
+#: descriptions in the schema aspects); a category with no aspect here (RUN, INCIDENT, ...) has no twin
+_TWIN_ASPECTS = {"TAG": {"globalTags", "schemaMetadata", "editableSchemaMetadata"},
+                 "GLOSSARY_TERM": {"glossaryTerms", "schemaMetadata", "editableSchemaMetadata"},
+                 "DOMAIN": {"domains"}, "OWNER": {"ownership"}, "OWNERSHIP": {"ownership"},
+                 "STRUCTURED_PROPERTY": {"structuredProperties"}, "DEPRECATION": {"deprecation"},
+                 "DOCUMENTATION": {"editableDatasetProperties", "datasetProperties", "editableSchemaMetadata",
+                                   "schemaMetadata", "documentation"},
+                 "TECHNICAL_SCHEMA": {"schemaMetadata"}, "LIFECYCLE": {"status"}}
+
 
 def _datahub_views(_store: TripleStore, _bound: Mapping, rows: Rows) -> list[str]:
     """A DataHub entity's state mixes two views of the same changes (ut6a #7): say so, or "who owns
@@ -268,7 +278,8 @@ def _datahub_views(_store: TripleStore, _bound: Mapping, rows: Rows) -> list[str
     # an aspect's name starts in lower case (ownership, upstreamLineage); a relationship change's type
     # (DownstreamOf) is neither view (ut41c #9)
     aspects = sorted(n for n in names if n[:1].islower())
-    if not categories or not aspects:
+    # only where a change is in both (ut43a #4: upstreamLineage beside OWNERSHIP is no change reported twice)
+    if not any(a.split(".")[0] in _TWIN_ASPECTS.get(c, ()) for c in categories for a in aspects):
         return []
     return [f"DataHub reports a change twice and both views are listed: as an aspect (its MetadataChangeLog; "
             f"here {', '.join(aspects[:6])}{', …' if len(aspects) > 6 else ''}: the aspect's value, list aspects "

@@ -2857,6 +2857,9 @@ def test_the_owners_note_says_when_the_two_views_disagree(tmp_path):
     rq.write_text('# summary: fields only\n# if-rows: datahub-views\nSELECT ?field WHERE { VALUES ?field { "ownership" "OWNER" } }\n')
     (note,) = run_query(store, load_query_file(rq)).notes
     assert note.startswith("DataHub reports a change twice") and "list the same owners" not in note, note
+    # ut43a #4: an aspect and a category that report different changes are not one change twice
+    rq.write_text('# summary: fields only\n# if-rows: datahub-views\nSELECT ?field WHERE { VALUES ?field { "upstreamLineage" "OWNER" } }\n')
+    assert run_query(store, load_query_file(rq)).notes == []
 
 
 def test_a_datahub_state_says_it_lists_aspects_and_change_categories(embedded):
