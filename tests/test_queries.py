@@ -1532,14 +1532,18 @@ def test_a_datahub_owner_removed_as_one_ownership_type_keeps_the_others(tmp_path
               # erin: technical, removed as business owner with nothing else making her one: her type changed
               # where the log has no change event (the ownership MCL alone): gone
               _owner_ece(dst, t + 1000, "ADD", "erin", T), _owner_ece(dst, t + 3000, "REMOVE", "erin", B),
+              # hana: technical and business; losing technical, DataHub's change events say MODIFY to business
+              # and REMOVE business in one millisecond (it pairs owners by URN): one ownership left (ut43a #2)
+              _owner_ece(dst, t + 1000, "ADD", "hana", T), _owner_ece(dst, t + 2000, "ADD", "hana", B),
+              _owner_ece(dst, t + 3000, "MODIFY", "hana", B), _owner_ece(dst, t + 3000, "REMOVE", "hana", B),
               # gina: technical, changed to business, technical again, removed as business: technical owner
               _owner_ece(dst, t + 500, "ADD", "gina", T), _owner_ece(dst, t + 1000, "MODIFY", "gina", B),
               _owner_ece(dst, t + 2000, "ADD", "gina", T), _owner_ece(dst, t + 3000, "REMOVE", "gina", B),
               # frank: added with no type named; any removal of his ends him
               _owner_ece(dst, t + 1000, "ADD", "frank", None), _owner_ece(dst, t + 3000, "REMOVE", "frank", T)]
     store = _store_of(events, tmp_path)
-    for as_of, want in {t + 2500: ["alice", "bob", "carol", "dave", "erin", "frank", "gina"],
-                        t + 3500: ["alice", "carol", "gina"]}.items():
+    for as_of, want in {t + 2500: ["alice", "bob", "carol", "dave", "erin", "frank", "gina", "hana"],
+                        t + 3500: ["alice", "carol", "gina", "hana"]}.items():
         (row,) = run_query(store, get_query("impact"), {"entity": src, "as_of": str(as_of)}).dicts()
         assert row["owners"].value == ", ".join(f"urn:li:corpuser:{n}" for n in want), as_of
         state = run_query(store, get_query("entity-state"), {"entity": dst, "as_of": str(as_of)}).dicts()
@@ -1548,7 +1552,27 @@ def test_a_datahub_owner_removed_as_one_ownership_type_keeps_the_others(tmp_path
     # who still owns it as what: alice's row is her business ownership, carol's her technical one
     state = run_query(store, get_query("entity-state"), {"entity": dst}).dicts()
     assert sorted((r["value"].value.removeprefix("urn:li:corpuser:"), rfc3339_to_ms(r["set_at"].value) - t)
-                  for r in state if r["field"].value == "OWNERSHIP") == [("alice", 2000), ("carol", 1000), ("gina", 2000)]
+                  for r in state if r["field"].value == "OWNERSHIP") == [("alice", 2000), ("carol", 1000), ("gina", 2000), ("hana", 1000)]
+
+
+def test_an_ownership_mcl_states_the_owners_after_a_change_event_of_its_millisecond(tmp_path):
+    """ut43a #1: alice technical and business owner (ownership MCL), then no longer technical: the MCL of
+    that change still lists her, and the change event of the same millisecond removing her as technical
+    owner emptied impact's owners (by IRI order). The MCL is the aspect after the change."""
+    t = 1_717_200_000_000
+    src, dst = DS("hive,db.src"), DS("hive,db.dst")
+    owner = lambda kind: {"owner": "urn:li:corpuser:alice", "type": kind,
+                          "typeUrn": f"urn:li:ownershipType:__system__{kind.lower()}"}
+    both = {"owners": [owner("TECHNICAL_OWNER"), owner("BUSINESS_OWNER")]}
+    events = [_dh_mcl(dst, "upstreamLineage", t, "1", value={"upstreams": [{"dataset": src, "type": "TRANSFORMED"}]}),
+              _dh_mcl(dst, "ownership", t + 1000, "2", value=both),
+              _dh_mcl(dst, "ownership", t + 2000, "3", value={"owners": [owner("BUSINESS_OWNER")]}, previous=("2", both)),
+              _owner_ece(dst, t + 2000, "REMOVE", "alice", "TECHNICAL_OWNER")]
+    for n in range(8):  # IRIs differ with the actor: each order of the two IRIs
+        events[-1]["auditStamp"]["actor"] = f"urn:li:corpuser:admin{n}"
+        store = _store_of(events, tmp_path / str(n))
+        (row,) = run_query(store, get_query("impact"), {"entity": src}).dicts()
+        assert row["owners"] and row["owners"].value == "urn:li:corpuser:alice", n
 
 
 @pytest.mark.parametrize("with_previous", [True, False])
