@@ -582,6 +582,10 @@ def from_rdflib(term) -> Term | None:
     raise TypeError(f"unsupported rdflib term {term!r}")
 
 
+#: the stack frames rdflib may use while it parses and evaluates a query (see RdflibStore._answer)
+_RDFLIB_FRAMES = 20_000
+
+
 class RdflibStore(TripleStore):
     """rdflib in-memory graph (parameters through prepareQuery + initBindings): the baseline of the
     benchmarks, or a graph of your own. rdflib's SPARQL engine answers the lineage queries as the
@@ -601,13 +605,19 @@ class RdflibStore(TripleStore):
         self._check_open()
         try:
             prepared = prepareQuery(query)
+        except RecursionError:
+            raise
         except Exception as exc:  # pyparsing errors
             raise sparql_syntax_error(str(exc), query) from None
         return self._graph.query(prepared, initBindings={k: to_rdflib(v) for k, v in (bindings or {}).items()})
 
     def _answer(self, query, bindings, forms: tuple[str, ...], convert: Callable):
         """The answer of a query of one of ``forms``, ``convert``ed; rdflib's own errors while it evaluates
-        (ut42a #1: NotBoundError on who-changed) as a StoreError."""
+        (ut42a #1: NotBoundError on who-changed) as a StoreError. rdflib's parser and evaluator recurse
+        once per level of nesting, a few dozen frames each: entity-state needs more than Python's
+        default 1,000 frames, so the limit is raised while rdflib works, and put back."""
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, _RDFLIB_FRAMES))
         try:
             res = self._query(query, bindings)
             if res.type not in forms:
@@ -615,9 +625,14 @@ class RdflibStore(TripleStore):
             return convert(res)
         except ChangeprovError:
             raise
+        except RecursionError:
+            raise StoreError(f"rdflib's SPARQL engine cannot take a query nested this deeply (over {_RDFLIB_FRAMES:,} "
+                             "stack frames); the memory and embedded stores (pyoxigraph) answer every named query") from None
         except Exception as exc:  # noqa: BLE001 - any error of rdflib's engine, which has no base class
             raise StoreError(f"rdflib's SPARQL engine failed on this query ({type(exc).__name__}: {first_text(exc)}); "
                              "the memory and embedded stores (pyoxigraph) answer every named query") from None
+        finally:
+            sys.setrecursionlimit(limit)
 
     def select(self, query, bindings=None) -> Rows:
         return self._answer(query, bindings, ("SELECT",), lambda res: Rows(

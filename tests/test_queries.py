@@ -11,6 +11,7 @@ import datetime as _dt
 import io
 import json
 import re
+import sys
 from importlib import resources
 from pathlib import Path
 
@@ -2164,6 +2165,12 @@ def test_rdflib_backend_agrees_on_lineage_and_fails_as_a_store_error(export):
     # ut42a #1: rdflib's engine raised its own NotBoundError here, outside ChangeprovError
     with pytest.raises(StoreError, match="rdflib's SPARQL engine failed on this query .NotBoundError"):
         run_query(mem, "who-changed", {"entity": OM_ORDERS})
+    # a query nested beyond any stack: a StoreError that says so (not a syntax error), the limit put back
+    limit = sys.getrecursionlimit()
+    deep = "SELECT ?x WHERE { BIND(" + "(" * 30_000 + "1" + ")" * 30_000 + " AS ?x) }"
+    with pytest.raises(StoreError, match="cannot take a query nested this deeply"):
+        mem.select(deep)
+    assert sys.getrecursionlimit() == limit
 
 
 # ----------------------------------------------------------------------------- injection and query safety
