@@ -355,6 +355,62 @@ def _clock_skew(store: TripleStore, bound: Mapping, _rows: Rows) -> list[str]:
             f"change as out-of-order"]
 
 
+# DataHub change events (no aspect, so no version) in one millisecond that add and remove one member
+# of the entity: nothing orders them (ut43a #3). One pattern from the bound entity (or tag), the rest
+# nested lookups: joined, the engine (planning before the substitution) read every event's members
+_REMOVALS = "om:removedTag, om:removedGlossaryTerm, om:removedOwner, om:removedDomain, om:removedSchemaField"
+_TIED_ADD = ("      FILTER EXISTS { ?a om:affectsEntity ?entity FILTER(?a != ?r) FILTER EXISTS { ?a om:timestamp ?time\n"
+             "        FILTER NOT EXISTS { ?a om:aspectName ?an }\n"
+             "        FILTER EXISTS { ?a om:hasChangeDescription ?acd FILTER EXISTS { ?acd om:fieldsAdded|om:fieldsUpdated ?afc\n"
+             '          FILTER EXISTS { ?afc ?add ?member FILTER(?add = IRI(REPLACE(STR(?rem), "/removed", "/added"))) } } } } }\n')
+_TIED_OF_ENTITY = (OM_PREFIX + "SELECT ?entity ?as_of ?time ?member WHERE {\n#@bindings\n"
+                   "  ?r om:affectsEntity ?entity\n"
+                   # a REMOVE change event (an MCL has no operation): rejects the others in one lookup
+                   "  FILTER EXISTS { ?r om:operation om:OpRemove }\n"
+                   "  ?r om:timestamp ?time FILTER(COALESCE(?time <= ?as_of, true))\n"
+                   "  ?r om:hasChangeDescription ?rcd .\n  ?rcd om:fieldsUpdated|om:fieldsDeleted ?rfc .\n"
+                   f"  ?rfc ?rem ?member FILTER(?rem IN ({_REMOVALS}))\n"
+                   + _TIED_ADD +
+                   "} ORDER BY ?time LIMIT 1\n")
+_TIED_OF_MEMBER = (OM_PREFIX + "SELECT ?entity ?time ?member WHERE {\n#@bindings\n"
+                   # a subquery with a limit: evaluated first (joined with the lookups below, the engine
+                   # read every removal's event first: 6x the time of tag-changes)
+                   "  { SELECT ?rfc ?member WHERE {\n#@bindings\n"
+                   "    ?rfc ?rem ?member\n"
+                   f"    FILTER(?rem IN ({_REMOVALS}))\n"
+                   "    FILTER EXISTS { ?rcd om:fieldsUpdated|om:fieldsDeleted ?rfc FILTER EXISTS { ?r om:hasChangeDescription ?rcd\n"
+                   "      FILTER EXISTS { ?r om:operation om:OpRemove } FILTER EXISTS { ?r om:timestamp ?time FILTER EXISTS { ?r om:affectsEntity ?entity\n"
+                   + _TIED_ADD + "    } } } }\n"
+                   "  } LIMIT 4 }\n"
+                   "  ?rcd2 om:fieldsUpdated|om:fieldsDeleted ?rfc .\n  ?r2 om:hasChangeDescription ?rcd2 .\n"
+                   "  ?r2 om:timestamp ?time .\n  ?r2 om:affectsEntity ?entity .\n"
+                   "} ORDER BY ?time ?entity\n")
+
+
+def _same_millisecond(store: TripleStore, bound: Mapping, _rows: Rows | None) -> list[str]:
+    """Change events in one millisecond that add and remove one member (ut43a #3): the answer takes
+    one order (by IRI), which the log does not give; say so rather than let a tag or owner come and go
+    from one dataset to the next of identical input."""
+    if "entity" in bound:
+        query, params, where = _TIED_OF_ENTITY, {k: bound[k] for k in ("entity", "as_of") if k in bound}, ""
+    elif "tag" in bound:
+        query, params = _TIED_OF_MEMBER, {"member": bound["tag"]}
+    else:
+        return []
+    rows = store.select(query, params).rows
+    if not rows:
+        return []
+    if "entity" in bound:
+        entity, _, time, member = rows[0]
+        where = "; `entity-history` lists both"
+    else:
+        entity, time, member = rows[0]
+        names = sorted({display_text(r[0]) for r in rows})
+        where = " on " + ", ".join(names[:3]) + (" and more" if len(names) > 3 else "")
+    return [f"change events in one millisecond ({display_text(time)}) add and remove {display_text(member)}: "
+            f"DataHub gives them no order, so which came last is not known (taken by IRI){where}"]
+
+
 def _former_names(store: TripleStore, _bound: Mapping, rows: Rows) -> list[str]:
     """A row found by a name a renamed OpenMetadata entity gave up: passed as entity=, that name names
     the entity that holds it now (ut40 #6), so say which name names this one."""
@@ -439,9 +495,11 @@ def _soft_deleted(store: TripleStore, bound: Mapping, rows: Rows) -> list[str]:
             "ended them), while OpenMetadata and DataHub hide a soft-deleted asset from lineage"]
 
 
+EMPTY_CHECKS["same-millisecond"] = lambda store, bound: _same_millisecond(store, bound, None)
+
 #: ``# if-rows: NAME`` checks: rows → notes explaining an answer
 ROW_CHECKS = {"datahub-views": _datahub_views, "impersonations": _impersonations, "clock-skew": _clock_skew,
-              "former-names": _former_names, "soft-deleted": _soft_deleted,
+              "former-names": _former_names, "soft-deleted": _soft_deleted, "same-millisecond": _same_millisecond,
               "unknown-version": lambda store, bound, _rows: _versions_note(store, bound),
               "no-creation": lambda store, bound, _rows: _no_creation(store, bound)}
 
