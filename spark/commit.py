@@ -90,6 +90,22 @@ def replaced_export(fs: FileSystem, manifest: dict | None) -> dict | None:
                       "triples": (r.get("counts") or {}).get("triples")} for r in runs]}
 
 
+#: an overwrite's record of the export it replaces, written before it deletes that export's manifest
+#: and removed after its own _SUCCESS: a run killed between leaves the record to the next (ut42e #4)
+REPLACING = "_replacing.json"
+
+
+def interrupted_replacement(fs: FileSystem) -> dict | None:
+    """The record an overwrite killed while committing left (see REPLACING), or None."""
+    if fs.exists("_SUCCESS") or not fs.exists(REPLACING):
+        return None
+    try:
+        record = json.loads(fs.read_text(REPLACING))
+    except ValueError:  # killed while writing it: replace_text writes whole files, but a copy may not
+        return None
+    return record if isinstance(record, dict) and isinstance(record.get("runs"), list) else None
+
+
 def describe_replaced(replaced: dict) -> str:
     runs = replaced.get("runs", [])
     if not runs:
@@ -143,6 +159,8 @@ def _commit(spark, fs: FileSystem, staging: str, *, mode: str, compress: str, ru
     for marker in ("_SUCCESS", "triples/_SUCCESS", "quarantine/_SUCCESS"):
         fs.delete(marker)
     if mode == "overwrite":
+        if manifest.get("replaced"):
+            fs.replace_text(REPLACING, json.dumps(manifest["replaced"], sort_keys=True) + "\n")
         # the manifest first: without it, the next run treats every file left here as uncommitted
         for name in ("manifest.json", "triples", "quarantine"):
             fs.delete(name)
@@ -206,6 +224,7 @@ def _commit(spark, fs: FileSystem, staging: str, *, mode: str, compress: str, ru
     fs.write_text("triples/_SUCCESS", "")
     fs.write_text("quarantine/_SUCCESS", "")
     fs.write_text("_SUCCESS", "")
+    fs.delete(REPLACING)
 
 
 def _spark_part(name: str) -> bool:

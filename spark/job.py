@@ -34,8 +34,8 @@ from changeprov.mapping.decode import BOM, BOM_DETAIL, RAW_LIMIT, REASONS
 from changeprov.mapping.inputs import input_list
 from changeprov.mapping.vocab import rules
 from changeprov.ontology import VERSION_IRI
-from changeprov.spark.commit import (_commit, committed_manifest, describe_replaced, foreign_files, remove_uncommitted,
-                                     replaced_export)
+from changeprov.spark.commit import (_commit, committed_manifest, describe_replaced, foreign_files,
+                                     interrupted_replacement, remove_uncommitted, replaced_export)
 from changeprov.spark.exportlock import acquire_lock, release_lock
 from changeprov.spark.fs import FileSystem, display_input, display_source, local_file, local_input, local_out
 from changeprov.spark.plans import add_stages, reuse
@@ -403,7 +403,10 @@ def _export(spark: SparkSession, inputs: Sequence[str], out: str, fs: FileSystem
             progress(f"{out} has no _SUCCESS: the part files its manifest.json lists stay, as committed by "
                      "its runs; this run appends to them")
     replaces = replaced_export(fs, previous) if mode == "overwrite" else None
-    if replaces:
+    if mode == "overwrite" and replaces is None and (replaces := interrupted_replacement(fs)) is not None:
+        progress(f"{out} has what is left of an export that a run killed while it replaced it had begun to delete "
+                 f"({describe_replaced(replaces)}): this run finishes the replacement and keeps its record")
+    elif replaces:
         progress(f"{out} holds a committed export ({describe_replaced(replaces)}): this run replaces it; "
                  "--mode append adds to it instead")
 

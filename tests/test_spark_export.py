@@ -266,6 +266,29 @@ def test_the_next_append_removes_what_a_run_killed_while_committing_had_moved(sp
     assert [p.name for p in (out / "quarantine").glob("part-*")] == ["part-00000.jsonl"]  # the fresh line maps
 
 
+def test_an_overwrite_killed_while_committing_leaves_what_it_replaced_to_the_next_run(spark, mixed_log, mixed_export,
+                                                                                       tmp_path, monkeypatch):
+    """ut42e #4: an overwrite deletes the old manifest before it moves its files; killed then, the run
+    that finished the job had no record of the export it replaced (no ``replaced`` in its manifest)."""
+    path, _ = mixed_log
+    out = copy_of(mixed_export[0], tmp_path)
+    old = json.loads((out / "manifest.json").read_text())
+
+    def dies(real, self, src, dst):
+        raise OSError("simulated kill while moving files")
+
+    with crashing(monkeypatch, "move", dies):
+        export(spark, resolve_inputs([str(path)]), str(out))
+    assert not (out / "manifest.json").exists() and not (out / "_SUCCESS").exists()
+    messages = []
+    export(spark, resolve_inputs([str(path)]), str(out), progress=messages.append)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["replaced"]["runs"] == [{"run_id": old["run_id"], "finished": old["finished"],
+                                             "triples": old["counts"]["triples"]}]
+    assert any("a run killed while it replaced" in m for m in messages), messages
+    assert sorted(p.name for p in out.iterdir()) == ["_SUCCESS", "manifest.json", "quarantine", "triples"]
+
+
 def test_a_run_killed_while_writing_its_manifest_keeps_the_earlier_record(spark, mixed_log, mixed_export, tmp_path,
                                                                           monkeypatch):
     """ut41b #6: manifest.json was written in place: a kill while writing it left it empty, and for an
