@@ -16,12 +16,14 @@ inserted at each ``#@bindings`` marker line of the query (see :func:`with_values
 from __future__ import annotations
 
 import base64
+import contextlib
 import datetime as _dt
 import functools
 import io
 import os
 import re
 import sys
+import threading
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -583,7 +585,31 @@ def from_rdflib(term) -> Term | None:
 
 
 #: the stack frames rdflib may use while it parses and evaluates a query (see RdflibStore._answer)
-_RDFLIB_FRAMES = 20_000
+_RDFLIB_FRAMES = 8_000
+_deep = {"users": 0, "saved": 0}
+_deep_lock = threading.Lock()
+#: rdflib's SPARQL grammar (pyparsing) keeps parse state in shared objects: two threads parsing at
+#: once failed with nonsense "syntax errors" (rv43 #5), so one parses at a time
+_parse_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def _rdflib_recursion() -> Iterator[None]:
+    """Python's recursion limit raised to _RDFLIB_FRAMES while any thread runs rdflib, put back when
+    the last one is done (one thread putting back the limit while another recursed deep aborted the
+    process: rv43 #5)."""
+    with _deep_lock:
+        if _deep["users"] == 0:
+            _deep["saved"] = sys.getrecursionlimit()
+            sys.setrecursionlimit(max(_deep["saved"], _RDFLIB_FRAMES))
+        _deep["users"] += 1
+    try:
+        yield
+    finally:
+        with _deep_lock:
+            _deep["users"] -= 1
+            if _deep["users"] == 0:
+                sys.setrecursionlimit(_deep["saved"])
 
 
 class RdflibStore(TripleStore):
@@ -604,7 +630,8 @@ class RdflibStore(TripleStore):
 
         self._check_open()
         try:
-            prepared = prepareQuery(query)
+            with _parse_lock:
+                prepared = prepareQuery(query)
         except RecursionError:
             raise
         except Exception as exc:  # pyparsing errors
@@ -616,23 +643,21 @@ class RdflibStore(TripleStore):
         (ut42a #1: NotBoundError on who-changed) as a StoreError. rdflib's parser and evaluator recurse
         once per level of nesting, a few dozen frames each: entity-state needs more than Python's
         default 1,000 frames, so the limit is raised while rdflib works, and put back."""
-        limit = sys.getrecursionlimit()
-        sys.setrecursionlimit(max(limit, _RDFLIB_FRAMES))
         try:
-            res = self._query(query, bindings)
-            if res.type not in forms:
-                raise InputError(f"expected a{'n' if forms[0] == 'ASK' else ''} {' or '.join(forms)} query")
-            return convert(res)
+            with _rdflib_recursion():
+                res = self._query(query, bindings)
+                if res.type not in forms:
+                    raise InputError(f"expected a{'n' if forms[0] == 'ASK' else ''} {' or '.join(forms)} query")
+                return convert(res)
         except ChangeprovError:
             raise
         except RecursionError:
-            raise StoreError(f"rdflib's SPARQL engine cannot take a query nested this deeply (over {_RDFLIB_FRAMES:,} "
-                             "stack frames); the memory and embedded stores (pyoxigraph) answer every named query") from None
+            raise StoreError(f"rdflib's SPARQL engine ran out of stack (over {_RDFLIB_FRAMES:,} frames: a query nested "
+                             "this deeply, or a path through this much data); the memory and embedded stores "
+                             "(pyoxigraph) answer every named query") from None
         except Exception as exc:  # noqa: BLE001 - any error of rdflib's engine, which has no base class
             raise StoreError(f"rdflib's SPARQL engine failed on this query ({type(exc).__name__}: {first_text(exc)}); "
                              "the memory and embedded stores (pyoxigraph) answer every named query") from None
-        finally:
-            sys.setrecursionlimit(limit)
 
     def select(self, query, bindings=None) -> Rows:
         return self._answer(query, bindings, ("SELECT",), lambda res: Rows(

@@ -6,6 +6,7 @@ OpenMetadata lineage story of ../shared/corpus/openmetadata/SOURCES.md.
 
 from __future__ import annotations
 
+import concurrent.futures
 import csv
 import datetime as _dt
 import io
@@ -2201,8 +2202,14 @@ def test_rdflib_backend_agrees_on_lineage_and_fails_as_a_store_error(export):
     # a query nested beyond any stack: a StoreError that says so (not a syntax error), the limit put back
     limit = sys.getrecursionlimit()
     deep = "SELECT ?x WHERE { BIND(" + "(" * 30_000 + "1" + ")" * 30_000 + " AS ?x) }"
-    with pytest.raises(StoreError, match="cannot take a query nested this deeply"):
+    with pytest.raises(StoreError, match="ran out of stack .* a query nested this deeply"):
         mem.select(deep)
+    assert sys.getrecursionlimit() == limit
+    # rv43 #5: threads each restoring the limit they found left it raised, or aborted the process
+    nested = "SELECT ?x WHERE { BIND(" + "(" * 120 + "1" + ")" * 120 + " AS ?x) }"
+    with concurrent.futures.ThreadPoolExecutor(6) as pool:
+        answers = list(pool.map(lambda _: open_store("rdflib").select(nested).rows, range(24)))
+    assert answers == [[(ox.Literal("1", datatype=ox.NamedNode("http://www.w3.org/2001/XMLSchema#integer")),)]] * 24
     assert sys.getrecursionlimit() == limit
 
 
