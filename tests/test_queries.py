@@ -1501,11 +1501,12 @@ def test_impact_owners_follow_the_whole_ownership_aspect(tmp_path):
 
 
 def _owner_ece(ds: str, ms: int, operation: str, owner: str, owner_type: str | None, *, category="OWNERSHIP") -> dict:
-    params = {"ownerUrn": f"urn:li:corpuser:{owner}"}
+    owner = owner if owner.startswith("urn:") else f"urn:li:corpuser:{owner}"
+    params = {"ownerUrn": owner}
     if owner_type:
         params |= {"ownerType": owner_type, "ownerTypeUrn": f"urn:li:ownershipType:__system__{owner_type.lower()}"}
     return {"entityType": "dataset", "entityUrn": ds, "category": category, "operation": operation,
-            "modifier": owner_type if operation == "MODIFY" else f"urn:li:corpuser:{owner}",
+            "modifier": owner_type if operation == "MODIFY" else owner,
             "auditStamp": {"time": ms, "actor": "urn:li:corpuser:admin"}, "version": 0,
             **({"parameters": params} if owner_type or operation != "MODIFY" else {})}
 
@@ -1534,6 +1535,10 @@ def test_a_datahub_owner_removed_as_one_ownership_type_keeps_the_others(tmp_path
               # erin: technical, removed as business owner with nothing else making her one: her type changed
               # where the log has no change event (the ownership MCL alone): gone
               _owner_ece(dst, t + 1000, "ADD", "erin", T), _owner_ece(dst, t + 3000, "REMOVE", "erin", B),
+              # ivan: technical, business too, business removed, then removed as business again: his type changed
+              # where the log has no change event; the first business addition, ended, says nothing (rv43 #2)
+              _owner_ece(dst, t + 1000, "ADD", "ivan", T), _owner_ece(dst, t + 1500, "ADD", "ivan", B),
+              _owner_ece(dst, t + 2000, "REMOVE", "ivan", B), _owner_ece(dst, t + 3000, "REMOVE", "ivan", B),
               # hana: technical and business; losing technical, DataHub's change events say MODIFY to business
               # and REMOVE business in one millisecond (it pairs owners by URN): one ownership left (ut43a #2)
               _owner_ece(dst, t + 1000, "ADD", "hana", T), _owner_ece(dst, t + 2000, "ADD", "hana", B),
@@ -1541,20 +1546,26 @@ def test_a_datahub_owner_removed_as_one_ownership_type_keeps_the_others(tmp_path
               # gina: technical, changed to business, technical again, removed as business: technical owner
               _owner_ece(dst, t + 500, "ADD", "gina", T), _owner_ece(dst, t + 1000, "MODIFY", "gina", B),
               _owner_ece(dst, t + 2000, "ADD", "gina", T), _owner_ece(dst, t + 3000, "REMOVE", "gina", B),
+              # the same for groups whose URNs the IRI escapes (a space, a quote): matched in the JSON (rv43 #1)
+              *[e for g in ('urn:li:corpGroup:data eng', 'urn:li:corpGroup:o"k\\x')
+                for e in (_owner_ece(dst, t + 500, "ADD", g, T), _owner_ece(dst, t + 1000, "MODIFY", g, B),
+                          _owner_ece(dst, t + 2000, "ADD", g, T), _owner_ece(dst, t + 3000, "REMOVE", g, B))],
               # frank: added with no type named; any removal of his ends him
               _owner_ece(dst, t + 1000, "ADD", "frank", None), _owner_ece(dst, t + 3000, "REMOVE", "frank", T)]
     store = _store_of(events, tmp_path)
-    for as_of, want in {t + 2500: ["alice", "bob", "carol", "dave", "erin", "frank", "gina", "hana"],
+    groups = ["urn:li:corpGroup:data%20eng", "urn:li:corpGroup:o%22k%5Cx"]  # named by their IRIs (docs/model.md S(x))
+    for as_of, want in {t + 2500: ["alice", "bob", "carol", "dave", "erin", "frank", "gina", "hana", "ivan"],
                         t + 3500: ["alice", "carol", "gina", "hana"]}.items():
         (row,) = run_query(store, get_query("impact"), {"entity": src, "as_of": str(as_of)}).dicts()
-        assert row["owners"].value == ", ".join(f"urn:li:corpuser:{n}" for n in want), as_of
+        assert row["owners"].value == ", ".join(sorted(groups + [f"urn:li:corpuser:{n}" for n in want])), as_of
         state = run_query(store, get_query("entity-state"), {"entity": dst, "as_of": str(as_of)}).dicts()
         owners = {r["value"].value.removeprefix("urn:li:corpuser:") for r in state if r["field"].value == "OWNERSHIP"}
-        assert sorted(owners) == want, as_of
+        assert sorted(owners) == sorted(groups + want), as_of
     # who still owns it as what: alice's row is her business ownership, carol's her technical one
     state = run_query(store, get_query("entity-state"), {"entity": dst}).dicts()
     assert sorted((r["value"].value.removeprefix("urn:li:corpuser:"), rfc3339_to_ms(r["set_at"].value) - t)
-                  for r in state if r["field"].value == "OWNERSHIP") == [("alice", 2000), ("carol", 1000), ("gina", 2000), ("hana", 1000)]
+                  for r in state if r["field"].value == "OWNERSHIP") == [("alice", 2000), ("carol", 1000), ("gina", 2000), ("hana", 1000),
+                                                              (groups[0], 2000), (groups[1], 2000)]
 
 
 
