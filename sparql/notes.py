@@ -256,15 +256,24 @@ EMPTY_CHECKS = {"unversioned": _unversioned_or_unknown, "unchanged-field": _unch
 
 _CATEGORY = re.compile(r"[A-Z][A-Z_]*")
 
-#: a change-event category → the aspects whose MCLs report the same changes (a column's tags and
-#: descriptions in the schema aspects); a category with no aspect here (RUN, INCIDENT, ...) has no twin
+#: a change-event category → the aspects whose MCLs report the same changes, as DataHub's change-event
+#: generators pair them (a column's tags and descriptions in the schema aspects; LIFECYCLE also from
+#: any key aspect, ``…Key``: see _twins)
 _TWIN_ASPECTS = {"TAG": {"globalTags", "schemaMetadata", "editableSchemaMetadata"},
                  "GLOSSARY_TERM": {"glossaryTerms", "schemaMetadata", "editableSchemaMetadata"},
                  "DOMAIN": {"domains"}, "OWNER": {"ownership"}, "OWNERSHIP": {"ownership"},
                  "STRUCTURED_PROPERTY": {"structuredProperties"}, "DEPRECATION": {"deprecation"},
                  "DOCUMENTATION": {"editableDatasetProperties", "datasetProperties", "editableSchemaMetadata",
-                                   "schemaMetadata", "documentation"},
-                 "TECHNICAL_SCHEMA": {"schemaMetadata"}, "LIFECYCLE": {"status"}}
+                                   "schemaMetadata", "documentation", "institutionalMemory", "glossaryTermInfo"},
+                 "TECHNICAL_SCHEMA": {"schemaMetadata"}, "LIFECYCLE": {"status"},
+                 "RUN": {"dataProcessInstanceRunEvent", "assertionRunEvent"}, "INCIDENT": {"incidentInfo"},
+                 "APPLICATION": {"applications"}}
+
+
+def _twins(category: str, aspect: str) -> bool:
+    """Whether DataHub reports changes of ``aspect`` (a field name: its first part) as ``category`` too."""
+    name = aspect.split(".")[0]
+    return name in _TWIN_ASPECTS.get(category, ()) or (category == "LIFECYCLE" and name.endswith("Key"))
 
 
 def _datahub_views(_store: TripleStore, _bound: Mapping, rows: Rows) -> list[str]:
@@ -279,7 +288,7 @@ def _datahub_views(_store: TripleStore, _bound: Mapping, rows: Rows) -> list[str
     # (DownstreamOf) is neither view (ut41c #9)
     aspects = sorted(n for n in names if n[:1].islower())
     # only where a change is in both (ut43a #4: upstreamLineage beside OWNERSHIP is no change reported twice)
-    if not any(a.split(".")[0] in _TWIN_ASPECTS.get(c, ()) for c in categories for a in aspects):
+    if not any(_twins(c, a) for c in categories for a in aspects):
         return []
     return [f"DataHub reports a change twice and both views are listed: as an aspect (its MetadataChangeLog; "
             f"here {', '.join(aspects[:6])}{', …' if len(aspects) > 6 else ''}: the aspect's value, list aspects "

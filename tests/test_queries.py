@@ -2945,6 +2945,10 @@ def test_the_owners_note_says_when_the_two_views_disagree(tmp_path):
     # ut43a #4: an aspect and a category that report different changes are not one change twice
     rq.write_text('# summary: fields only\n# if-rows: datahub-views\nSELECT ?field WHERE { VALUES ?field { "upstreamLineage" "OWNER" } }\n')
     assert run_query(store, load_query_file(rq)).notes == []
+    # rv43 #4: a run's events and its run-event aspect, a key aspect and LIFECYCLE are one change twice
+    for pair in (("dataProcessInstanceRunEvent", "RUN"), ("datasetKey", "LIFECYCLE"), ("institutionalMemory", "DOCUMENTATION")):
+        rq.write_text('# summary: fields only\n# if-rows: datahub-views\nSELECT ?field WHERE { VALUES ?field { "%s" "%s" } }\n' % pair)
+        assert len(run_query(store, load_query_file(rq)).notes) == 1, pair
 
 
 def test_a_datahub_state_says_it_lists_aspects_and_change_categories(embedded):
