@@ -56,6 +56,9 @@ _QUIET_LOGGERS = ("org.apache.spark.sql.catalyst.expressions.codegen.CodeGenerat
                   # a failed task's stack trace, printed where a local run's executor lives: the
                   # driver's console. The job's error (first_line) names the failure and its cause.
                   "org.apache.spark.executor.Executor", "org.apache.spark.scheduler.TaskSetManager",
+                  # ... and a failed write's, once per task and job (ut42e #2: a full disk printed
+                  # "ERROR Utils: Aborting task" and "ERROR FileFormatWriter" with Java stack frames)
+                  "org.apache.spark.util.Utils", "org.apache.spark.sql.execution.datasources.FileFormatWriter",
                   # Ctrl-C: the cancelled tasks' listeners fail on freed broadcast blocks, with a stack
                   # trace each (ut8b #3); the CLI says "interrupted"
                   "org.apache.spark.TaskContextImpl")
