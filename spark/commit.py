@@ -206,7 +206,7 @@ def _commit(spark, fs: FileSystem, staging: str, *, mode: str, compress: str, ru
     fs.mkdirs("quarantine")
     if quarantine_rows is not None:
         q_staging = f"{staging}/quarantine"
-        (quarantine_rows.coalesce(1).sortWithinPartitions("_s", "_l").select("value")
+        (quarantine_rows.coalesce(1).sortWithinPartitions("_r", "_s", "_l").select("value")
          .write.mode("overwrite").text(fs.path(q_staging).toString()))
         parts = [n for n in fs.names(staging, "quarantine") if n.startswith("part-")]
         for i, name in enumerate(parts):

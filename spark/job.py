@@ -442,7 +442,7 @@ def _export(spark: SparkSession, inputs: Sequence[str], out: str, fs: FileSystem
     # a file of nothing but a BOM: Hadoop reads no line from it, the reference one (quarantined)
     stats["accounting"] += [("quarantined", "BAD_ENCODING", "", 1) for _ in found.bom_only]
     counts = _counts(stats, metrics)
-    quarantine_rows = _number_quarantine(spark, fs, staging, stats["splits"], found.bom_only)
+    quarantine_rows = _number_quarantine(spark, fs, staging, stats["splits"], found.bom_only, inputs)
     manifest = {
         "run_id": run_id, "tool": "changeprov", "tool_version": __version__, "ontology_version": VERSION_IRI,
         "started": iso_seconds(started), "finished": None, "inputs": list(inputs), "mode": mode, "family": family,
@@ -645,22 +645,26 @@ def _counts(stats: dict, metrics: dict) -> dict:
 
 
 def _number_quarantine(spark: SparkSession, fs: FileSystem, staging: str, splits: dict,
-                       bom_only: Sequence[str] = ()) -> DataFrame | None:
+                       bom_only: Sequence[str] = (), inputs: Sequence[str] = ()) -> DataFrame | None:
     """Quarantine records with real line numbers: lines before the split + row index in it + 1.
     ``bom_only``: files whose one line, a lone BOM, Spark never read (their record is made here).
-    ``_s`` and ``_l`` order them by file and line as the reference does: by the displayed name, one form
-    for both (Spark's file paths are URIs, ``bom_only`` the paths given: ut42e #6)."""
+    ``_r``, ``_s`` and ``_l`` order them as the reference writes them: by the file's rank in ``inputs``
+    (the order the files were given; a remote folder's files after them), its displayed name (one form
+    for both: Spark's file paths are URIs, ``bom_only`` the paths given: ut42e #6) and the line."""
     extra = None
     if bom_only:
-        names = [(f, display_input(f)) for f in bom_only]
-        extra = (_small_table(spark, fs, f"{staging}/tables/bom-only.json", names, "source string, display string")
+        rank = {f: i for i, f in enumerate(inputs)}
+        names = [(f, display_input(f), rank.get(f, len(rank))) for f in bom_only]
+        extra = (_small_table(spark, fs, f"{staging}/tables/bom-only.json", names,
+                              "source string, display string, rank long")
                  .select(F.to_json(F.struct(F.lit("BAD_ENCODING").alias("reason"),
                                             F.lit(BOM_DETAIL).alias("detail"), F.col("display").alias("source"),
                                             F.lit(1).cast("long").alias("line"), F.lit("\ufeff").alias("raw")))
-                         .alias("value"), F.col("display").alias("_s"), F.lit(1).cast("long").alias("_l")))
+                         .alias("value"), F.col("rank").alias("_r"), F.col("display").alias("_s"),
+                         F.lit(1).cast("long").alias("_l")))
     if not fs.exists(staging, "kind=q"):
         return extra
-    table = _offsets(spark, fs, f"{staging}/tables/offsets.json", splits).withColumnRenamed("file", "path")
+    table = _offsets(spark, fs, f"{staging}/tables/offsets.json", splits, inputs).withColumnRenamed("file", "path")
     recs = spark.read.text(fs.path(staging, "kind=q").toString()).select(
         F.from_json("value", "reason string, detail string, source string, block long, mono long, raw string")
         .alias("r")).select("r.*")
@@ -668,7 +672,7 @@ def _number_quarantine(spark: SparkSession, fs: FileSystem, staging: str, splits
             .select(F.to_json(F.struct("reason", "detail", F.col("display").alias("source"),
                                        (F.col("before") + F.col("mono") - F.col("first") + 1).alias("line"),
                                        "raw")).alias("value"),
-                    F.col("display").alias("_s"), (F.col("before") + F.col("mono") - F.col("first") + 1).alias("_l")))
+                    F.col("rank").alias("_r"), F.col("display").alias("_s"), (F.col("before") + F.col("mono") - F.col("first") + 1).alias("_l")))
     return numbered if extra is None else numbered.unionByName(extra)
 
 

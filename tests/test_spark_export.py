@@ -548,6 +548,24 @@ def test_a_byte_order_mark_on_line_1_of_a_file_is_quarantined_as_the_reference_d
         assert ("g-bom-too-large.jsonl", 1, "TOO_LARGE") in {(n, line, reason) for n, line, reason, *_ in got}
 
 
+def test_quarantine_records_come_in_the_order_the_reference_reads_the_files(spark, tmp_path):
+    """rv43 #6: the records were sorted by file name; the reference reads the files in the order they
+    were given, and a folder's by path parts (logs/ before logs-2024/), and writes its records so."""
+    folder = tmp_path / "in"
+    for name in ("z.jsonl", "a.jsonl", "d/logs/x.jsonl", "d/logs-2024/x.jsonl", "d/logs.jsonl"):
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text("not json\n{}\n")
+    (folder / "d" / "bom.jsonl").write_bytes(b"\xef\xbb\xbf")
+    inputs = [str(folder / "z.jsonl"), str(folder / "d"), str(folder / "a.jsonl")]
+    export(spark, resolve_inputs(inputs), str(tmp_path / "out"))
+    reference_triples(inputs, tmp_path)
+    order = lambda p: [(r["source"], r["line"]) for r in map(json.loads, p.read_text(encoding="utf-8").splitlines())]
+    (part,) = (tmp_path / "out" / "quarantine").glob("part-*.jsonl")
+    want = order(tmp_path / "ref-q.jsonl")
+    assert [Path(s).name for s, _ in want][:3] == ["z.jsonl", "z.jsonl", "bom.jsonl"]
+    assert order(part) == want
+
+
 def test_a_bom_file_and_a_re_sent_event_id_export_as_the_reference_does(spark, tmp_path):
     """ut8b #1: a file starting with a BOM and one event id on two lines with different content: the
     duplicate-event pass filled a 4 GB heap while planning (InjectRuntimeFilter) on a 3-line input."""
