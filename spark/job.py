@@ -16,6 +16,7 @@ Layout of DIR:
 from __future__ import annotations
 
 import json
+import shutil
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -343,11 +344,38 @@ def export(spark: SparkSession, inputs: Sequence[str], out: str, *, family: str 
     run_id = uuid.uuid4().hex
     fs = FileSystem(spark, out)
     acquire_lock(fs, out, run_id, progress=progress)
+    committing: list[bool] = []
     try:
         return _export(spark, inputs, out, fs, run_id, started, family=family, mode=mode, compress=compress,
-                       progress=progress)
+                       progress=progress, committing=committing)
+    except BaseException:
+        if not committing:  # from the commit on, only a run that commits makes the folder whole again
+            _discard_staging(spark, fs, out, run_id)
+        raise
     finally:
         release_lock(fs, run_id)
+
+
+def _discard_staging(spark: SparkSession, fs: FileSystem, out: str, run_id: str) -> None:
+    """A run stopped or failed before its commit removes what it staged (ut43b #2: after Ctrl-C or
+    SIGTERM the export it appended to could not be loaded, "leftovers of a killed run", until a re-run).
+    Best effort: the JVM may be gone (Ctrl-C reaches it too), and the next run removes what is left."""
+    try:  # a job still running would write on into the folder
+        spark.sparkContext.cancelAllJobs()
+    except Exception:  # noqa: BLE001 - the JVM stopped with the interrupt
+        pass
+    prefix = f"_staging-{run_id}"
+    local = local_out(out)
+    try:
+        if local is not None:  # locally without the JVM, which may be gone
+            for path in local.glob(prefix + "*"):
+                shutil.rmtree(path, ignore_errors=True)
+        else:
+            for name in fs.names():
+                if name.startswith(prefix):
+                    fs.delete(name)
+    except Exception:  # noqa: BLE001 - best effort, see above
+        pass
 
 
 def check_out_folder(out: str) -> None:
@@ -382,7 +410,8 @@ def read_before(out: str, inputs: Sequence[str]) -> list[str]:
 
 
 def _export(spark: SparkSession, inputs: Sequence[str], out: str, fs: FileSystem, run_id: str, started: float, *,
-            family: str, mode: str, compress: str, progress: Callable[[str], None]) -> ExportResult:
+            family: str, mode: str, compress: str, progress: Callable[[str], None],
+            committing: list[bool]) -> ExportResult:
     staging = f"_staging-{run_id}"
     foreign = foreign_files(fs)
     if foreign:
@@ -450,6 +479,7 @@ def _export(spark: SparkSession, inputs: Sequence[str], out: str, fs: FileSystem
     }
     if replaces:
         manifest["replaced"] = replaces
+    committing.append(True)
     _commit(spark, fs, staging, mode=mode, compress=compress, run_id=run_id, quarantine_rows=quarantine_rows,
             manifest=manifest, previous=previous)
     return ExportResult(out=out, run_id=run_id, manifest=manifest)

@@ -266,6 +266,26 @@ def test_the_next_append_removes_what_a_run_killed_while_committing_had_moved(sp
     assert [p.name for p in (out / "quarantine").glob("part-*")] == ["part-00000.jsonl"]  # the fresh line maps
 
 
+@pytest.mark.parametrize("mode", ["append", "overwrite"])
+def test_a_run_stopped_before_its_commit_removes_its_staging(spark, mixed_export, tmp_path, mode):
+    """ut43b #2: Ctrl-C or SIGTERM (a KeyboardInterrupt) left _staging-<run> behind, and the committed
+    export it was appending to could no longer be loaded ("leftovers of a killed run") until a re-run."""
+    out = copy_of(mixed_export[0], tmp_path)
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    more = tmp_path / "more.jsonl"
+    generate(more, events=50, seed=96, hostile_share=0, days=3)
+
+    def stop_at_commit(message: str) -> None:
+        if message == "committing":
+            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):
+        export(spark, resolve_inputs([str(more)]), str(out), mode=mode, progress=stop_at_commit)
+    assert {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    from changeprov.sparql.loader import committed_partitions
+
+    assert committed_partitions(out)  # loadable: no leftovers
+
+
 def test_an_overwrite_killed_while_committing_leaves_what_it_replaced_to_the_next_run(spark, mixed_log, mixed_export,
                                                                                        tmp_path, monkeypatch):
     """ut42e #4: an overwrite deletes the old manifest before it moves its files; killed then, the run
