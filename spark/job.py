@@ -16,7 +16,9 @@ Layout of DIR:
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import tempfile
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -393,6 +395,11 @@ def check_out_folder(out: str) -> None:
         if where.exists():
             if not where.is_dir():
                 raise InputError(f"--out {out}: {where} is a file, not a folder")
+            # ut43b #3: a folder the run cannot write in failed after Spark started, as a bare errno
+            try:
+                os.rmdir(tempfile.mkdtemp(prefix=".changeprov-probe-", dir=where))
+            except OSError as exc:
+                raise InputError(f"--out {out}: cannot write in {where}: {exc.strerror or exc}") from None
             return
 
 

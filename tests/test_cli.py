@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -248,6 +249,33 @@ def test_ctrl_c_during_an_export_is_one_line_not_py4j_tracebacks(tmp_path):
     assert "\tat org.apache" not in text, text  # ut8b #3: a cancelled task's listener's stack trace
     assert text.rstrip("\n").splitlines()[-1] == "changeprov export: interrupted"
     assert not (tmp_path / "out" / "_SUCCESS").exists()
+
+
+def test_export_to_a_folder_it_cannot_write_in_fails_before_spark_starts(tmp_path, capsys, monkeypatch):
+    """ut43b #3: a read-only --out failed after Spark had started, as '[Errno 1] Operation not permitted'."""
+    import changeprov.spark.session as session
+
+    def no_spark(**_kwargs):
+        raise AssertionError("Spark started")
+
+    monkeypatch.setattr(session, "get_session", no_spark)
+    (tmp_path / "in.jsonl").write_text("\n")
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o555)
+    immutable = False
+    if os.access(locked, os.W_OK):  # root: file modes do not stop it, an immutable folder does
+        immutable = subprocess.run(["chattr", "+i", str(locked)], capture_output=True).returncode == 0
+        if not immutable:
+            pytest.skip("no way to make a folder this process cannot write in (root without chattr)")
+    try:
+        assert main(["export", str(tmp_path / "in.jsonl"), "--out", str(locked / "sub")]) == 2
+        err = capsys.readouterr().err
+        assert f"--out {locked / 'sub'}: cannot write in {locked}: " in err and "Errno" not in err, err
+    finally:
+        if immutable:
+            subprocess.run(["chattr", "-i", str(locked)], check=True)
+        locked.chmod(0o755)
 
 
 @pytest.mark.parametrize("argv", [
