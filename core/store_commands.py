@@ -7,6 +7,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from changeprov.errors import ConfigError
 from changeprov.terminal import visible
 
 
@@ -48,6 +49,10 @@ def _bytes(text: str) -> int:
     return size
 
 
+#: load --jobs: more threads than this only contend (each holds a bulk loader's buffers)
+MAX_JOBS = 64
+
+
 def _jobs(text: str) -> int | None:
     if text == "auto":
         return None
@@ -55,8 +60,8 @@ def _jobs(text: str) -> int | None:
         jobs = int(text)
     except ValueError:
         jobs = 0
-    if jobs < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, or auto: {text!r}")
+    if not 1 <= jobs <= MAX_JOBS:  # ut43b #6: 100000 ran a thread per file, 20x slower
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1 and at most {MAX_JOBS}, or auto: {text!r}")
     return jobs
 
 
@@ -82,6 +87,12 @@ def run_load(args: argparse.Namespace) -> int:
     from changeprov.sparql.loader import export_root, load_export, loadable_files
     from changeprov.sparql.stores import store_from_args
 
+    # ut43b #6: the other kind of store's options did nothing, without a word
+    if args.endpoint and (args.jobs is not None or not args.optimize):
+        raise ConfigError("--jobs and --no-optimize are for an embedded store (--store); an endpoint is loaded in "
+                          "requests of --batch-bytes")
+    if not args.endpoint and (args.batch_bytes is not None or args.update_endpoint or args.graph_store):
+        raise ConfigError("--batch-bytes, --update-endpoint and --graph-store are for an endpoint (--endpoint)")
     export_dir = export_root(args.export_dir)  # a file: URI as the plain path
     loadable_files(export_dir)  # refuse before creating or touching any store
     new_store = bool(args.store) and not args.endpoint and not Path(args.store).exists()

@@ -111,6 +111,26 @@ def test_a_symbolic_link_out_of_the_export_is_refused(tmp_path, link):
     assert len(committed_partitions(exp)) == 2
 
 
+@pytest.mark.parametrize("argv, said", [
+    (["--jobs", "100000", "--store", "{db}"], "at most 64"),
+    (["--jobs", "2", "--endpoint", "http://127.0.0.1:9/query"], "--jobs and --no-optimize are for an embedded store"),
+    (["--no-optimize", "--endpoint", "http://127.0.0.1:9/query"], "--jobs and --no-optimize are for an embedded store"),
+    (["--batch-bytes", "1M", "--store", "{db}"], "--batch-bytes, --update-endpoint and --graph-store are for an endpoint"),
+    (["--graph-store", "http://127.0.0.1:9/store", "--store", "{db}"], "are for an endpoint"),
+])
+def test_load_options_of_the_other_kind_of_store_are_refused(tmp_path, capsys, argv, said):
+    """ut43b #6: --jobs 100000 ran 1,491 threads (20x slower); --jobs / --no-optimize with --endpoint, and
+    the endpoint's options with --store, were accepted and did nothing."""
+    exp = make_export(tmp_path / "exp", {"x/2024-03-01/part-00000": NT})
+    try:
+        code = main(["load", str(exp), *[a.format(db=tmp_path / "db") for a in argv]])
+    except SystemExit as exc:  # argparse's own usage error
+        code = exc.code
+    assert code == 2
+    assert said in capsys.readouterr().err
+    assert not (tmp_path / "db").exists()
+
+
 def test_loader_refuses_uncommitted_and_cli_exits_2(tmp_path, capsys):
     exp = make_export(tmp_path / "exp", {"x/2024-03-01/part-00000": NT}, success=False)
     with pytest.raises(InputError, match="no _SUCCESS marker"):
@@ -320,8 +340,8 @@ def test_cli_jobs_takes_a_number_or_auto(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("option, value, message", [
-    ("--jobs", "0", "at least 1, or auto"), ("--jobs", "-1", "at least 1, or auto"),
-    ("--jobs", "two", "at least 1, or auto"), ("--timeout", "-1", "a positive number of seconds"),
+    ("--jobs", "0", "at least 1 and at most 64, or auto"), ("--jobs", "-1", "at least 1 and at most 64, or auto"),
+    ("--jobs", "two", "at least 1 and at most 64, or auto"), ("--timeout", "-1", "a positive number of seconds"),
     ("--timeout", "0", "a positive number of seconds"), ("--timeout", "nan", "a positive number of seconds"),
 ])
 def test_cli_refuses_bad_numbers_before_doing_anything(tmp_path, capsys, option, value, message):
