@@ -72,6 +72,23 @@ def print_counts(counts: dict, *, title: str) -> None:
         print(f"  {name:<{width}}  {n:>10,}")
 
 
+def other_families_note(counts: dict, family: str) -> str | None:
+    """With --family, the lines of other families are quarantined (UNKNOWN_FAMILY): say how many, or a
+    wrong --family on a log reads as a successful run (ut43b #5).
+
+    >>> other_families_note({"lines_read": 1000, "quarantined_by_reason": {"UNKNOWN_FAMILY": 459}}, "openmetadata")
+    '459 of 1,000 lines (45.9%) are not openmetadata events and were quarantined as UNKNOWN_FAMILY, as --family openmetadata asks (--family auto maps every family)'
+    >>> other_families_note({"lines_read": 10, "quarantined_by_reason": {"UNKNOWN_FAMILY": 3}}, "auto") is None
+    True
+    """
+    n = counts["quarantined_by_reason"].get("UNKNOWN_FAMILY", 0)
+    if family == "auto" or not n:
+        return None
+    return (f"{n:,} of {counts['lines_read']:,} lines ({100 * n / max(counts['lines_read'], 1):.1f}%) are not "
+            f"{family} events and were quarantined as UNKNOWN_FAMILY, as --family {family} asks (--family auto "
+            "maps every family)")
+
+
 def early_days_warning(days: Iterable[str]) -> str | None:
     """A warning for events dated before 2000: epoch seconds where milliseconds belong map to January
     1970 (README), which nothing else would point out (ut22).
@@ -101,9 +118,9 @@ def _run_map(args: argparse.Namespace) -> int:
         print(json.dumps(counts.as_dict(), indent=2))
     else:
         print_counts(counts.as_dict(), title=f"reference mapper: {args.out}")
-    warning = early_days_warning(counts.days)
-    if warning:
-        print(f"changeprov map: warning: {warning}", file=sys.stderr)
+    for warning in (other_families_note(counts.as_dict(), args.family), early_days_warning(counts.days)):
+        if warning:
+            print(f"changeprov map: warning: {warning}", file=sys.stderr)
     return 0
 
 
@@ -208,9 +225,10 @@ def _run_export(args: argparse.Namespace) -> int:
 
             print(f"  replaced the export that was there ({describe_replaced(result.manifest['replaced'])});"
                   " --mode append adds to an export")
-    warning = early_days_warning(partition_days(result.manifest.get("files", [])))
-    if warning:
-        print(f"changeprov export: warning: {warning}", file=sys.stderr)
+    for warning in (other_families_note(result.counts, args.family),
+                    early_days_warning(partition_days(result.manifest.get("files", [])))):
+        if warning:
+            print(f"changeprov export: warning: {warning}", file=sys.stderr)
     return 0 if result.counts["balanced"] else 2
 
 
