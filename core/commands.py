@@ -220,6 +220,10 @@ def _run_export(args: argparse.Namespace) -> int:
         print(json.dumps(result.manifest, indent=2, sort_keys=True))
     else:
         print_counts(result.counts, title=f"export {result.run_id}: {args.out}")
+        totals = result.manifest.get("totals") or {}
+        if totals.get("runs", 1) > 1:  # ut43b #4: the table is this run's; say what the folder holds
+            print(f"  the export holds {totals['runs']} runs: {totals['lines_read']:,} lines read, "
+                  f"{totals['quarantined']:,} quarantined, {totals['triples']:,} triples written (manifest.json: totals)")
         if result.manifest.get("replaced"):
             from changeprov.spark.commit import describe_replaced
 

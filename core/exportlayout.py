@@ -66,6 +66,30 @@ def manifest_runs(manifest: dict) -> list[dict]:
     return [manifest, *manifest.get("previous_runs", [])]
 
 
+def run_totals(manifest: dict) -> dict:
+    """The counts of every run a manifest records, summed: what the folder holds after appends (ut43b #4:
+    ``counts`` is the last run's alone). Triples are as written, each run's once (a triple two runs wrote
+    counts twice; a store holds it once).
+
+    >>> run_totals({"counts": {"lines_read": 3, "blank": 0, "mapped": 2, "quarantined": 1, "triples": 9,
+    ...                        "quarantined_by_reason": {"MALFORMED_JSON": 1}},
+    ...             "previous_runs": [{"counts": {"lines_read": 2, "blank": 1, "mapped": 0, "quarantined": 1,
+    ...                                           "triples": 0, "quarantined_by_reason": {"BAD_ENCODING": 1}}}]})
+    {'runs': 2, 'lines_read': 5, 'blank': 1, 'mapped': 2, 'quarantined': 2, 'quarantined_by_reason': {'BAD_ENCODING': 1, 'MALFORMED_JSON': 1}, 'triples': 9}
+    """
+    runs = [r.get("counts") or {} for r in manifest_runs(manifest)]
+    total = {"runs": len(runs)}
+    for key in ("lines_read", "blank", "mapped", "quarantined"):
+        total[key] = sum(c.get(key) or 0 for c in runs)
+    reasons: dict[str, int] = {}
+    for c in runs:
+        for reason, n in (c.get("quarantined_by_reason") or {}).items():
+            reasons[reason] = reasons.get(reason, 0) + n
+    total["quarantined_by_reason"] = dict(sorted(reasons.items()))
+    total["triples"] = sum(c.get("triples") or 0 for c in runs)
+    return total
+
+
 def run_ids(manifest: dict) -> set[str]:
     """The 12-digit run ids in an append run's file names, of every run a manifest records."""
     return {str(r["run_id"])[:12] for r in manifest_runs(manifest) if r.get("run_id")}

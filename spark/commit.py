@@ -10,7 +10,7 @@ import time
 from pyspark.sql import DataFrame
 
 from changeprov.errors import InputError
-from changeprov.exportlayout import (iso_seconds, manifest_runs, parse_manifest, run_ids, shown_time,
+from changeprov.exportlayout import (iso_seconds, manifest_runs, parse_manifest, run_ids, run_totals, shown_time,
                                      written_by_a_run)
 from changeprov.spark.fs import FileSystem, partial_name
 
@@ -215,6 +215,7 @@ def _commit(spark, fs: FileSystem, staging: str, *, mode: str, compress: str, ru
         manifest["previous_runs"] = previous.get("previous_runs", []) + [
             {k: previous.get(k) for k in ("run_id", "started", "finished", "inputs", "mode", "family", "compress",
                                           "counts", "files", "file_bytes")}]
+    manifest["totals"] = run_totals(manifest)
     fs.delete(staging)
     manifest["finished"] = iso_seconds(time.time())
     fs.replace_text("manifest.json", json.dumps(manifest, indent=2, sort_keys=True) + "\n")

@@ -153,6 +153,13 @@ def test_overwrite_is_idempotent_and_append_adds_only_new_partitions(spark, mixe
         [line for k, v in first.items() for line in v.decode("utf-8").splitlines()])
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["mode"] == "append" and len(manifest["previous_runs"]) == 1
+    # ut43b #4: counts are the last run's; totals what the folder holds, by run
+    runs = [manifest["counts"], manifest["previous_runs"][0]["counts"]]
+    assert manifest["totals"]["runs"] == 2
+    assert {k: manifest["totals"][k] for k in ("lines_read", "quarantined", "triples")} == {
+        k: runs[0][k] + runs[1][k] for k in ("lines_read", "quarantined", "triples")}
+    quarantined = sum(len(p.read_text().splitlines()) for p in (out / "quarantine").glob("part-*"))
+    assert manifest["totals"]["quarantined"] == quarantined
     # ut23 #5: appending an input a run read already is said before Spark starts
     from changeprov.spark.job import read_before
 
