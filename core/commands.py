@@ -77,7 +77,7 @@ def other_families_note(counts: dict, family: str) -> str | None:
     wrong --family on a log reads as a successful run (ut43b #5).
 
     >>> other_families_note({"lines_read": 1000, "quarantined_by_reason": {"UNKNOWN_FAMILY": 459}}, "openmetadata")
-    '459 of 1,000 lines (45.9%) are not openmetadata events and were quarantined as UNKNOWN_FAMILY, as --family openmetadata asks (--family auto maps every family)'
+    '459 of 1,000 lines (45.9%) are not openmetadata events and were quarantined as UNKNOWN_FAMILY, as --family openmetadata asks (--family auto maps every family; some may be of none)'
     >>> other_families_note({"lines_read": 10, "quarantined_by_reason": {"UNKNOWN_FAMILY": 3}}, "auto") is None
     True
     """
@@ -86,7 +86,7 @@ def other_families_note(counts: dict, family: str) -> str | None:
         return None
     return (f"{n:,} of {counts['lines_read']:,} lines ({100 * n / max(counts['lines_read'], 1):.1f}%) are not "
             f"{family} events and were quarantined as UNKNOWN_FAMILY, as --family {family} asks (--family auto "
-            "maps every family)")
+            "maps every family; some may be of none)")
 
 
 def early_days_warning(days: Iterable[str]) -> str | None:

@@ -76,17 +76,23 @@ def run_totals(manifest: dict) -> dict:
     ...             "previous_runs": [{"counts": {"lines_read": 2, "blank": 1, "mapped": 0, "quarantined": 1,
     ...                                           "triples": 0, "quarantined_by_reason": {"BAD_ENCODING": 1}}}]})
     {'runs': 2, 'lines_read': 5, 'blank': 1, 'mapped': 2, 'quarantined': 2, 'quarantined_by_reason': {'BAD_ENCODING': 1, 'MALFORMED_JSON': 1}, 'triples': 9}
+    >>> run_totals({"counts": {"lines_read": "3", "quarantined_by_reason": {"X": None}}})["lines_read"]
+    0
     """
-    runs = [r.get("counts") or {} for r in manifest_runs(manifest)]
+    def number(value) -> int:  # an earlier manifest edited by hand must not fail a commit (rv43b #5)
+        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+    runs = [r.get("counts") if isinstance(r.get("counts"), dict) else {} for r in manifest_runs(manifest)]
     total = {"runs": len(runs)}
     for key in ("lines_read", "blank", "mapped", "quarantined"):
-        total[key] = sum(c.get(key) or 0 for c in runs)
+        total[key] = sum(number(c.get(key)) for c in runs)
     reasons: dict[str, int] = {}
     for c in runs:
-        for reason, n in (c.get("quarantined_by_reason") or {}).items():
-            reasons[reason] = reasons.get(reason, 0) + n
+        by_reason = c.get("quarantined_by_reason")
+        for reason, n in (by_reason.items() if isinstance(by_reason, dict) else ()):
+            reasons[str(reason)] = reasons.get(str(reason), 0) + number(n)
     total["quarantined_by_reason"] = dict(sorted(reasons.items()))
-    total["triples"] = sum(c.get("triples") or 0 for c in runs)
+    total["triples"] = sum(number(c.get("triples")) for c in runs)
     return total
 
 

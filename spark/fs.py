@@ -204,6 +204,8 @@ class FileSystem:
         self.move((partial,), (name,))
 
     def read_text(self, name: str) -> str:
+        if self.local is not None:  # without the JVM: after Ctrl-C or SIGTERM py4j may be gone (ut43b #2)
+            return self._os((name,)).read_bytes().decode("utf-8")
         stream = self._fs.open(self.path(name))
         try:
             buf = self.spark._jvm.java.io.ByteArrayOutputStream()

@@ -347,30 +347,47 @@ def export(spark: SparkSession, inputs: Sequence[str], out: str, *, family: str 
     fs = FileSystem(spark, out)
     acquire_lock(fs, out, run_id, progress=progress)
     committing: list[bool] = []
+    group = f"changeprov-export-{run_id}"  # this run's jobs, to cancel them and no caller's others
+    caller = {key: spark.sparkContext.getLocalProperty(key) for key in _JOB_GROUP_PROPERTIES}
+    spark.sparkContext.setJobGroup(group, "changeprov export", interruptOnCancel=True)
     try:
         return _export(spark, inputs, out, fs, run_id, started, family=family, mode=mode, compress=compress,
                        progress=progress, committing=committing)
     except BaseException:
         if not committing:  # from the commit on, only a run that commits makes the folder whole again
-            _discard_staging(spark, fs, out, run_id)
+            _discard_staging(spark, fs, run_id, group)
         raise
     finally:
         release_lock(fs, run_id)
+        try:  # the caller's own job group, if it had one
+            for key, value in caller.items():
+                spark.sparkContext.setLocalProperty(key, value)
+        except Exception:  # noqa: BLE001 - the JVM stopped with an interrupt
+            pass
 
 
-def _discard_staging(spark: SparkSession, fs: FileSystem, out: str, run_id: str) -> None:
+#: what SparkContext.setJobGroup sets (a thread's local properties)
+_JOB_GROUP_PROPERTIES = ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel")
+
+
+def _discard_staging(spark: SparkSession, fs: FileSystem, run_id: str, group: str) -> None:
     """A run stopped or failed before its commit removes what it staged (ut43b #2: after Ctrl-C or
     SIGTERM the export it appended to could not be loaded, "leftovers of a killed run", until a re-run).
-    Best effort: the JVM may be gone (Ctrl-C reaches it too), and the next run removes what is left."""
-    try:  # a job still running would write on into the folder
-        spark.sparkContext.cancelAllJobs()
+    Its jobs are cancelled (their tasks interrupted) and awaited, at most 10 s, so that no task writes
+    on into the folder after it is gone. Best effort: the JVM may be gone (Ctrl-C reaches it too), and
+    the next run removes what is left."""
+    try:
+        sc = spark.sparkContext
+        sc.cancelJobGroup(group)
+        tracker, deadline = sc.statusTracker(), time.monotonic() + 10
+        while set(tracker.getJobIdsForGroup(group)) & set(tracker.getActiveJobsIds()) and time.monotonic() < deadline:
+            time.sleep(0.2)
     except Exception:  # noqa: BLE001 - the JVM stopped with the interrupt
         pass
     prefix = f"_staging-{run_id}"
-    local = local_out(out)
     try:
-        if local is not None:  # locally without the JVM, which may be gone
-            for path in local.glob(prefix + "*"):
+        if fs.local is not None:  # locally without the JVM, which may be gone
+            for path in fs.local.glob(prefix + "*"):
                 shutil.rmtree(path, ignore_errors=True)
         else:
             for name in fs.names():
@@ -395,11 +412,14 @@ def check_out_folder(out: str) -> None:
         if where.exists():
             if not where.is_dir():
                 raise InputError(f"--out {out}: {where} is a file, not a folder")
-            # ut43b #3: a folder the run cannot write in failed after Spark started, as a bare errno
-            try:
-                os.rmdir(tempfile.mkdtemp(prefix=".changeprov-probe-", dir=where))
-            except OSError as exc:
-                raise InputError(f"--out {out}: cannot write in {where}: {exc.strerror or exc}") from None
+            # ut43b #3: a folder the run cannot write in failed after Spark started, as a bare errno.
+            # Not where only the root exists or Hadoop is configured: a plain path may then be on
+            # Hadoop's default file system (HDFS on a cluster's edge node), not this machine's (rv43b #1)
+            if where.parent != where and not os.environ.get("HADOOP_CONF_DIR"):
+                try:
+                    os.rmdir(tempfile.mkdtemp(prefix=".changeprov-probe-", dir=where))
+                except OSError as exc:
+                    raise InputError(f"--out {out}: cannot write in {where}: {exc.strerror or exc}") from None
             return
 
 
