@@ -423,23 +423,22 @@ def _same_millisecond(store: TripleStore, bound: Mapping, _rows: Rows | None) ->
     one order (by IRI), which the log does not give; say so rather than let a tag or owner come and go
     from one dataset to the next of identical input."""
     if "entity" in bound:
-        query, params, where = _TIED_OF_ENTITY, {k: bound[k] for k in ("entity", "as_of") if k in bound}, ""
+        query, params = _TIED_OF_ENTITY, {k: bound[k] for k in ("entity", "as_of") if k in bound}
     elif "tag" in bound:
         query, params = _TIED_OF_MEMBER, {"member": bound["tag"]}
     else:
         return []
-    rows = store.select(query, params).rows
+    rows = store.select(query, params).dicts()
     if not rows:
         return []
     if "entity" in bound:
-        entity, _, time, member = rows[0]
         where = "; `entity-history` lists both"
     else:
-        entity, time, member = rows[0]
-        names = sorted({display_text(r[0]) for r in rows})
+        names = sorted({display_text(r["entity"]) for r in rows})
         where = " on " + ", ".join(names[:3]) + (" and more" if len(names) > 3 else "")
-    return [f"change events in one millisecond ({display_text(time)}) add and remove {display_text(member)}: "
-            f"DataHub gives them no order, so which came last is not known (taken by IRI){where}"]
+    return [f"change events in one millisecond ({display_text(rows[0]['time'])}) add and remove "
+            f"{display_text(rows[0]['member'])}: DataHub gives them no order, so which came last is not known "
+            f"(taken by IRI){where}"]
 
 
 def _former_names(store: TripleStore, _bound: Mapping, rows: Rows) -> list[str]:
