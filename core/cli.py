@@ -22,10 +22,29 @@ from changeprov.terminal import visible
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
+class _Once(argparse._StoreAction):
+    """A single-valued option given twice with different values is refused: argparse keeps the last
+    one, so `--store a … --store b` queried b without a word (ut42d #8)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        given = namespace.__dict__.setdefault("_given", {})
+        if self.option_strings and self.dest in given and given[self.dest] != values:
+            raise argparse.ArgumentError(self, f"given twice, as {given[self.dest]!r} and {values!r}: give it once")
+        given[self.dest] = values
+        super().__call__(parser, namespace, values, option_string)
+
+
+class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.register("action", None, _Once)
+        self.register("action", "store", _Once)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from changeprov.commands import COMMANDS
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="changeprov",
         description="Metadata change events (OpenMetadata, DataHub) to a PROV-O knowledge graph.",
         epilog="Exit codes: 0 ok, 1 findings, 2 error.",

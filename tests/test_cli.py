@@ -331,3 +331,24 @@ def test_the_cli_offers_what_the_library_knows():
     assert (choices("export", "--mode"), choices("export", "--compress")) == (MODES, COMPRESSIONS)
     assert choices("query", "--format") == FORMATS and choices("describe", "--format") == DESCRIBE_FORMATS
     assert choices("check", "--only") == GROUPS
+
+
+@pytest.mark.parametrize("argv, option", [
+    (["query", "deleted-entities", "--store", "{tmp}/a", "--store", "{tmp}/b"], "--store"),
+    (["query", "deleted-entities", "--store", "{tmp}/a", "--format", "csv", "--format", "json"], "--format"),
+    (["generate", "--events", "5", "--events", "6", "--out", "{tmp}/e.jsonl"], "--events"),
+    (["map", "{tmp}/e.jsonl", "--out", "{tmp}/a.nt", "--out", "{tmp}/b.nt", "--quarantine", "{tmp}/q.jsonl"], "--out"),
+])
+def test_a_single_valued_option_given_twice_is_refused(tmp_path, capsys, argv, option):
+    """ut42d #8: argparse keeps the last value, so `--store a … --store b` queried b without a word."""
+    with pytest.raises(SystemExit) as exc:
+        main([a.format(tmp=tmp_path) for a in argv])
+    assert exc.value.code == 2
+    assert f"argument {option}: given twice" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_single_valued_option_given_twice_alike_is_taken(tmp_path, capsys):
+    out = tmp_path / "e.jsonl"
+    assert main(["generate", "--events", "5", "--events", "5", "--out", str(out), "--out", str(out)]) == 0
+    assert len(out.read_text().splitlines()) == 5
