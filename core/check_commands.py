@@ -32,7 +32,7 @@ def run_check(args: argparse.Namespace) -> int:
 
     from changeprov.errors import InputError
     from changeprov.sparql.check import GROUPS, run_checks, sparql_syntax_problem
-    from changeprov.sparql.stores import store_from_args
+    from changeprov.sparql.stores import refuse_endpoint_options, store_from_args
 
     if args.limit < 0:
         raise InputError("--limit must be >= 0")
@@ -55,6 +55,7 @@ def run_check(args: argparse.Namespace) -> int:
         with store_from_args(args, read_only=True) as store:
             report = run_checks(store, limit=args.limit, extra_queries=extra, groups=groups, progress=progress)
     else:
+        refuse_endpoint_options(args)
         report = run_checks(None, limit=args.limit, extra_queries=extra, groups=groups, progress=progress)
     if args.format == "json":
         print(json.dumps(report.as_dict(), indent=2))

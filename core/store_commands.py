@@ -20,7 +20,7 @@ def _store_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--update-endpoint", metavar="URL", help="SPARQL 1.1 update endpoint (default: derived from --endpoint)")
     p.add_argument("--graph-store", metavar="URL",
                    help="Graph Store Protocol URL used for loading (default: derived from --endpoint)")
-    p.add_argument("--timeout", type=_seconds, default=60.0, help="remote request timeout in seconds")
+    p.add_argument("--timeout", type=_seconds, default=None, help="endpoint: request timeout in seconds (default 60)")
 
 
 def _seconds(text: str) -> float:
@@ -85,14 +85,15 @@ def configure_load(p: argparse.ArgumentParser) -> None:
 
 def run_load(args: argparse.Namespace) -> int:
     from changeprov.sparql.loader import export_root, load_export, loadable_files
-    from changeprov.sparql.stores import store_from_args
+    from changeprov.sparql.stores import refuse_endpoint_options, store_from_args
 
+    refuse_endpoint_options(args)
     # ut43b #6: the other kind of store's options did nothing, without a word
     if args.endpoint and (args.jobs is not None or not args.optimize):
         raise ConfigError("--jobs and --no-optimize are for an embedded store (--store); an endpoint is loaded in "
                           "requests of --batch-bytes")
-    if not args.endpoint and (args.batch_bytes is not None or args.update_endpoint or args.graph_store):
-        raise ConfigError("--batch-bytes, --update-endpoint and --graph-store are for an endpoint (--endpoint)")
+    if not args.endpoint and args.batch_bytes is not None:
+        raise ConfigError("--batch-bytes is for an endpoint (--endpoint)")
     export_dir = export_root(args.export_dir)  # a file: URI as the plain path
     loadable_files(export_dir)  # refuse before creating or touching any store
     new_store = bool(args.store) and not args.endpoint and not Path(args.store).exists()

@@ -48,6 +48,7 @@ BINDINGS_MARKER = "#@bindings"
 ENV_USER, ENV_PASSWORD, ENV_TOKEN = "CHANGEPROV_ENDPOINT_USER", "CHANGEPROV_ENDPOINT_PASSWORD", "CHANGEPROV_ENDPOINT_TOKEN"
 #: a remote load's request size: nginx's default limit is 1 MB, many servers take far more
 DEFAULT_BATCH_BYTES = 8 * 2**20
+DEFAULT_TIMEOUT = 60.0  # seconds per request to an endpoint
 
 Term = ox.NamedNode | ox.Literal | ox.BlankNode
 
@@ -910,7 +911,7 @@ class RemoteStore(TripleStore):
     atomic_load = False  # sent in batches of at most batch_bytes (of N-Triples, before the request's wrapping)
 
     def __init__(self, endpoint: str, *, update_endpoint: str | None = None, graph_store: str | None = None,
-                 timeout: float = 60.0, batch_bytes: int = DEFAULT_BATCH_BYTES):
+                 timeout: float = DEFAULT_TIMEOUT, batch_bytes: int = DEFAULT_BATCH_BYTES):
         if not re.match(r"https?://", endpoint or ""):
             raise ConfigError(f"the endpoint (endpoint=, --endpoint) must be an http(s) URL, got {redacted(endpoint or '')!r}")
         for url in (endpoint, update_endpoint, graph_store):
@@ -1165,11 +1166,22 @@ def open_store(kind: str = "embedded", *, path: str | Path | None = None, endpoi
     return MemoryStore() if kind == "memory" else RdflibStore()
 
 
+def refuse_endpoint_options(args) -> None:
+    """An argparse namespace without --endpoint must not carry the endpoint's own options: they would do
+    nothing, without a word (rv43b #6: `--store … --timeout 5`)."""
+    given = [option for option, dest in (("--update-endpoint", "update_endpoint"), ("--graph-store", "graph_store"),
+                                         ("--timeout", "timeout")) if getattr(args, dest, None) is not None]
+    if given and not getattr(args, "endpoint", None):
+        raise ConfigError(f"{', '.join(given)}: for an endpoint (--endpoint URL) only")
+
+
 def store_from_args(args, *, create: bool = False, read_only: bool = False) -> TripleStore:
     """The store an argparse namespace names (--store PATH | --endpoint URL)."""
+    refuse_endpoint_options(args)
     if getattr(args, "endpoint", None):
         return open_store("remote", endpoint=args.endpoint, update_endpoint=getattr(args, "update_endpoint", None),
-                          graph_store=getattr(args, "graph_store", None), timeout=getattr(args, "timeout", 60.0),
+                          graph_store=getattr(args, "graph_store", None),
+                          timeout=getattr(args, "timeout", None) or DEFAULT_TIMEOUT,
                           batch_bytes=getattr(args, "batch_bytes", None) or DEFAULT_BATCH_BYTES)
     if getattr(args, "store", None):
         store = open_store("embedded", path=args.store, create=create, read_only=read_only)

@@ -115,8 +115,10 @@ def test_a_symbolic_link_out_of_the_export_is_refused(tmp_path, link):
     (["--jobs", "100000", "--store", "{db}"], "at most 64"),
     (["--jobs", "2", "--endpoint", "http://127.0.0.1:9/query"], "--jobs and --no-optimize are for an embedded store"),
     (["--no-optimize", "--endpoint", "http://127.0.0.1:9/query"], "--jobs and --no-optimize are for an embedded store"),
-    (["--batch-bytes", "1M", "--store", "{db}"], "--batch-bytes, --update-endpoint and --graph-store are for an endpoint"),
-    (["--graph-store", "http://127.0.0.1:9/store", "--store", "{db}"], "are for an endpoint"),
+    (["--batch-bytes", "1M", "--store", "{db}"], "--batch-bytes is for an endpoint"),
+    (["--graph-store", "http://127.0.0.1:9/store", "--store", "{db}"], "--graph-store: for an endpoint (--endpoint URL) only"),
+    (["--timeout", "5", "--store", "{db}"], "--timeout: for an endpoint (--endpoint URL) only"),
+    (["--store", "{db}", "--store", "{db}2"], "argument --store: given twice"),
 ])
 def test_load_options_of_the_other_kind_of_store_are_refused(tmp_path, capsys, argv, said):
     """ut43b #6: --jobs 100000 ran 1,491 threads (20x slower); --jobs / --no-optimize with --endpoint, and
@@ -128,6 +130,18 @@ def test_load_options_of_the_other_kind_of_store_are_refused(tmp_path, capsys, a
         code = exc.code
     assert code == 2
     assert said in capsys.readouterr().err
+    assert not (tmp_path / "db").exists() and not (tmp_path / "db2").exists()
+
+
+@pytest.mark.parametrize("command", [["query", "deleted-entities"], ["describe", "some.table"], ["audit"], ["reason"],
+                                     ["check", "--only", "prov"], ["check"]])
+@pytest.mark.parametrize("option", [["--timeout", "5"], ["--update-endpoint", "http://127.0.0.1:9/update"],
+                                    ["--graph-store", "http://127.0.0.1:9/store"]])
+def test_endpoint_options_without_an_endpoint_are_refused(tmp_path, capsys, command, option):
+    """rv43b #6: `--store … --timeout 5` (and the other endpoint options) did nothing, without a word."""
+    store = [] if command == ["check"] else ["--store", str(tmp_path / "db")]
+    assert main([*command, *store, *option]) == 2
+    assert f"{option[0]}: for an endpoint (--endpoint URL) only" in capsys.readouterr().err
     assert not (tmp_path / "db").exists()
 
 
