@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Mapping, Sequence
+import threading
+from typing import Callable, Mapping, Sequence
 
 from changeprov.errors import SparkError
 from changeprov.javacheck import java_version
@@ -56,12 +57,47 @@ _QUIET_LOGGERS = ("org.apache.spark.sql.catalyst.expressions.codegen.CodeGenerat
                   # a failed task's stack trace, printed where a local run's executor lives: the
                   # driver's console. The job's error (first_line) names the failure and its cause.
                   "org.apache.spark.executor.Executor", "org.apache.spark.scheduler.TaskSetManager",
-                  # ... and a failed write's, once per task and job (ut42e #2: a full disk printed
-                  # "ERROR Utils: Aborting task" and "ERROR FileFormatWriter" with Java stack frames)
-                  "org.apache.spark.util.Utils", "org.apache.spark.sql.execution.datasources.FileFormatWriter",
                   # Ctrl-C: the cancelled tasks' listeners fail on freed broadcast blocks, with a stack
                   # trace each (ut8b #3); the CLI says "interrupted"
                   "org.apache.spark.TaskContextImpl")
+
+
+# A failed write's stack trace, once per task and job (ut42e #2: a full disk, or Ctrl-C during the write,
+# printed "ERROR Utils: Aborting task" and "ERROR FileFormatWriter" with Java stack frames): silenced only
+# while an export runs, since Utils also reports other failures of the session (rv43b #7).
+_WRITE_LOGGERS = ("org.apache.spark.util.Utils", "org.apache.spark.sql.execution.datasources.FileFormatWriter")
+_quieting = threading.Lock()
+_quiet_writers: dict[int, tuple[int, dict]] = {}  # per JVM gateway: exports running, the levels before
+
+
+def quiet_failed_writes(spark) -> Callable[[], None]:
+    """Silence the loggers of a failed write while an export runs; returns what puts them back (when
+    the session's last running export ends). Best effort after that: the JVM may be gone."""
+    jvm = spark.sparkContext._jvm
+    config, level = jvm.org.apache.logging.log4j.core.config.Configurator, jvm.org.apache.logging.log4j.Level
+    key = id(spark.sparkContext)
+    with _quieting:
+        running, before = _quiet_writers.get(key, (0, {}))
+        if not running:
+            manager = jvm.org.apache.logging.log4j.LogManager
+            before = {name: manager.getLogger(name).getLevel() for name in _WRITE_LOGGERS}
+            for name in _WRITE_LOGGERS:
+                config.setLevel(name, level.OFF)
+        _quiet_writers[key] = (running + 1, before)
+
+    def restore() -> None:
+        with _quieting:
+            running, levels = _quiet_writers.pop(key)
+            if running > 1:
+                _quiet_writers[key] = (running - 1, levels)
+                return
+            try:
+                for name, was in levels.items():
+                    config.setLevel(name, was)
+            except Exception:  # noqa: BLE001 - the JVM stopped with an interrupt
+                pass
+
+    return restore
 
 
 def get_session(*, master: str | None = "local[*]", app_name: str = "changeprov",

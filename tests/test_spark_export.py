@@ -282,11 +282,19 @@ def test_a_run_stopped_before_its_commit_removes_its_staging(spark, mixed_export
     more = tmp_path / "more.jsonl"
     generate(more, events=50, seed=96, hostile_share=0, days=3)
 
+    def level() -> str:
+        return str(spark.sparkContext._jvm.org.apache.logging.log4j.LogManager.getLogger(
+            "org.apache.spark.util.Utils").getLevel())
+    levels = [level()]
+
     def stop_at_commit(message: str) -> None:
         if message == "committing":
+            levels.append(level())
             raise KeyboardInterrupt
     with pytest.raises(KeyboardInterrupt):
         export(spark, resolve_inputs([str(more)]), str(out), mode=mode, progress=stop_at_commit)
+    # a failed write's stack traces are silenced while the export runs, not for the session (rv43b #7)
+    assert levels[1] == "OFF" and levels[0] != "OFF" and level() == levels[0], levels
     assert {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
     from changeprov.sparql.loader import committed_partitions
 
