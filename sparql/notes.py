@@ -146,6 +146,12 @@ _EDGE_ADDS = (OM_PREFIX + "PREFIX prov: <http://www.w3.org/ns/prov#>\n"
               "SELECT ?entity ?as_of ?edge (MIN(?t) AS ?first) (COALESCE(MIN(?t) <= ?as_of, true) AS ?by_then)\n"
               "WHERE {\n#@bindings\n%s\n?edge om:addedBy ?added . ?added om:timestamp ?t }\n"
               "GROUP BY ?entity ?as_of ?edge ORDER BY ?first")
+# ... and every addition after as_of, a first one or one that adds an edge again (ut44b #5: removed at
+# 12:00 and added again at 13:00, the note as of 12:30 named the first edge added after, at 17:00)
+_EDGE_ADDS_AFTER = (OM_PREFIX + "PREFIX prov: <http://www.w3.org/ns/prov#>\n"
+                    "SELECT ?entity ?as_of (MIN(?t) AS ?next) (COUNT(DISTINCT ?edge) AS ?edges)\n"
+                    "WHERE {\n#@bindings\n%s\n?edge om:addedBy ?added . ?added om:timestamp ?t FILTER(?t > ?as_of) }\n"
+                    "GROUP BY ?entity ?as_of")
 
 
 def _ended_lineage(side: str):
@@ -157,15 +163,19 @@ def _ended_lineage(side: str):
         rows = store.select(_EDGE_ADDS % _EDGES[side], {k: bound[k] for k in ("entity", "as_of") if k in bound})
         edges = [r for r in rows.dicts() if r["first"] is not None]
         before = [r for r in edges if r["by_then"].value == "true"]
-        after = [r["first"] for r in edges if r["by_then"].value != "true"]
         notes = []
         if before:
             notes.append(f"it had {len(before)} direct {side} edge(s) by this time, none still valid (each removed, "
                          f"left out of a later upstreamLineage, or ended by a hard delete of an end): audit-lineage "
                          f"with this as_of says which, and an earlier as_of shows them here")
-        if after:
-            notes.append(f"its first {side} edge after this time was added at {display_value(after[0])}"
-                         + (f" ({len(after)} edge(s) added later in all)" if len(after) > 1 else ""))
+        if "as_of" in bound:
+            later = [r for r in store.select(_EDGE_ADDS_AFTER % _EDGES[side],
+                                             {k: bound[k] for k in ("entity", "as_of")}).dicts()
+                     if r["next"] is not None]
+            if later:
+                count = int(later[0]["edges"].value)
+                notes.append(f"its next {side} edge after this time was added at {display_value(later[0]['next'])}"
+                             + (f" ({count} edge(s) added, or added again, later in all)" if count > 1 else ""))
         return notes
     return check
 

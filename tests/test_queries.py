@@ -356,7 +356,24 @@ def test_an_empty_lineage_answer_says_when_the_edges_ended_or_began(store, name,
     before = run_query(store, name, {"entity": entity, "as_of": "2020-01-01"})
     assert not now.rows and not before.rows
     assert f"it had 1 direct {side} edge(s) by this time, none still valid" in " ".join(now.notes), now.notes
-    assert f"its first {side} edge after this time was added at {first}" in " ".join(before.notes), before.notes
+    assert f"its next {side} edge after this time was added at {first}" in " ".join(before.notes), before.notes
+
+
+def test_the_note_of_an_empty_lineage_answer_names_an_edge_added_again(tmp_path):
+    """ut44b #5: a -> b removed at 12:00 and added again at 13:00, a -> d added at 17:00: as of 12:30 the
+    note named 17:00 as the next edge's addition (it counted first additions only)."""
+    t, hour = 1_788_249_600_000, 3_600_000
+    events = [_om_lineage(1, "entityLineageAdded", t, "a", "b", []), _om_lineage(2, "entityLineageDeleted", t + 2 * hour, "a", "b", []),
+              _om_lineage(3, "entityLineageAdded", t + 3 * hour, "a", "b", []),
+              _om_lineage(4, "entityLineageAdded", t + 7 * hour, "a", "d", [])]
+    with _store_of(events, tmp_path) as store:
+        answer = run_query(store, "downstream", {"entity": "s.d.x.a", "as_of": t + 2 * hour + hour // 2})
+        assert not answer.rows
+        assert "its next downstream edge after this time was added at 2026-09-01T11:00:00.000Z (2 edge(s) added, or " \
+               "added again, later in all)" in answer.notes, answer.notes
+        assert "it had 1 direct downstream edge(s) by this time, none still valid" in " ".join(answer.notes)
+        later = run_query(store, "downstream", {"entity": "s.d.x.a", "as_of": t + 4 * hour})
+        assert [r["asset_name"].value for r in later.dicts()] == ["s.d.x.b"] and not later.notes
 
 
 def test_a_column_computed_from_a_whole_dataset_is_no_ended_downstream_edge(tmp_path):
