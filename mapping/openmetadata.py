@@ -344,10 +344,10 @@ def _structured(g: Graph, event: NamedNode, entity: NamedNode, change: NamedNode
                                     ("GlossaryTerm", "om-event:addedGlossaryTerm", "om-event:removedGlossaryTerm")):
             member_changes(g, change, old={k: n for k, (c, n) in before.items() if c == cls},
                            new={k: n for k, (c, n) in after.items() if c == cls}, added=added, removed=removed)
-    elif handler == "owners":
+    elif handler in ("owners", "domains"):
         member_changes(g, change, old={k: n for k, (_, n) in before.items()},
                        new={k: n for k, (_, n) in after.items()},
-                       added="om-event:addedOwner", removed="om-event:removedOwner")
+                       added=_LIST_MEMBERS[handler][0], removed=_LIST_MEMBERS[handler][1])
     elif handler == "columns":
         old_nodes = {k: n for k, (_, n) in before.items()}
         new_nodes = {k: n for k, (_, n) in after.items()}
@@ -358,6 +358,11 @@ def _structured(g: Graph, event: NamedNode, entity: NamedNode, change: NamedNode
                 g.add(change, om("changedSchemaField"), new_nodes[k])
         _dropped_column_tags(g, event, change, f"{path}.oldValue", old, set(old_nodes) - set(new_nodes), fqn=fqn,
                              nested=nested)
+
+
+#: the member properties of the lists whose members are entity references
+_LIST_MEMBERS = {"owners": ("om-event:addedOwner", "om-event:removedOwner"),
+                 "domains": ("om-event:addedDomain", "om-event:removedDomain")}
 
 
 def _dropped_column_tags(g: Graph, event: NamedNode, change: NamedNode, path: str, old: Any, dropped: set[str], *,
@@ -403,7 +408,10 @@ def _column_key(item: Any, fqn: str | None) -> str | None:
 
 
 def _members(g: Graph, handler: str, path: str, value: Any, fqn: str | None) -> dict[str, tuple[Any, NamedNode]]:
-    """Key → (class or column JSON, node) for the members of a tags / owners / columns value."""
+    """Key → (class or column JSON, node) for the members of a tags / owners / domains / columns value.
+
+    A domain (an entity reference, ut44b #1: a later change hid the domains still there) is keyed by its
+    id, its node the domain entity's own IRI."""
     if isinstance(value, dict):
         value = [value]
     if not isinstance(value, list):
@@ -426,6 +434,12 @@ def _members(g: Graph, handler: str, path: str, value: Any, fqn: str | None) -> 
                 team = get(item, "type", str, at=f"{where}.") == "team"
                 node = checked(f"{where}.name", om_named, "team" if team else "user", name)
                 out[("team:" if team else "user:") + name] = (None, g.agent(node, organization=team))
+        elif handler == "domains":
+            domain_id = get(item, "id", str, at=f"{where}.")
+            if domain_id:
+                domain_fqn = get(item, "fullyQualifiedName", str, at=f"{where}.")
+                node = checked(f"{where}.id", om_entity, "domain", domain_id)
+                out[domain_id] = (None, g.entity(node, fqn=domain_fqn))
         elif handler == "columns":
             get(item, "fullyQualifiedName", str, at=f"{where}.")  # both must be strings (or absent) before they make a key
             get(item, "name", str, at=f"{where}.")

@@ -600,7 +600,7 @@ def _change_values(changes: Column) -> Column:
 
 
 #: a member's fields whose kind and text the checks and keys read
-MEMBER_FIELDS = ("tagFQN", "source", "name", "type", "fullyQualifiedName")
+MEMBER_FIELDS = ("tagFQN", "source", "name", "type", "fullyQualifiedName", "id")
 #: what is read of a member: those fields, and a column's tags and nested columns (which a dropped one
 #: takes with it)
 _MEMBER_READ = MEMBER_FIELDS + ("tags", "children")
@@ -622,7 +622,7 @@ def _change_members(changes: Column, fqn: Column) -> Column:
                 struct_of(x, _MEMBER_READ).alias("f"), F.when(c["handler"] == "columns", F.to_json(x)).alias("json")))
 
         empty = F.array().cast(f"array<{_MEMBER}>")
-        return F.when(c["handler"].isin("tags", "owners", "columns"), F.concat(
+        return F.when(c["handler"].isin("tags", "owners", "domains", "columns"), F.concat(
             F.coalesce(F.when(~c["k"].isin("added", "initial"), tagged("old", c["old"], c["k_old"])), empty),
             F.coalesce(F.when(c["k"] != "deleted", tagged("new", c["new"], c["k_new"])), empty)))
 
@@ -670,19 +670,22 @@ def _members(handler: Column, members: Column, fqn: Column) -> Column:
 
     def member(m: Column) -> Column:
         glossary = F.coalesce(m["s_source"] == "Glossary", F.lit(False))
-        team = F.coalesce(m["s_type"] == "team", F.lit(False))
+        team = (handler == "owners") & F.coalesce(m["s_type"] == "team", F.lit(False))
         col_fqn = F.when(truthy(m["s_fullyQualifiedName"]), m["s_fullyQualifiedName"]).when(
             truthy(m["s_name"]) & truthy(fqn), F.concat(fqn, F.lit("."), m["s_name"]))
         on = m["obj"] & (F.when(handler == "tags", truthy(m["s_tagFQN"]))
                          .when(handler == "owners", truthy(m["s_name"]))
+                         .when(handler == "domains", truthy(m["s_id"]))
                          .otherwise(col_fqn.isNotNull()))
         key = (F.when(handler == "tags", m["s_tagFQN"])
                .when(handler == "owners", F.concat(F.when(team, "team:").otherwise("user:"), m["s_name"]))
+               .when(handler == "domains", m["s_id"])
                .otherwise(col_fqn))
         cls = F.when(handler == "tags", F.when(glossary, "GlossaryTerm").otherwise("Tag"))
         node = (F.when(handler == "tags", F.when(glossary, om_named("glossaryTerm", m["s_tagFQN"]))
                        .otherwise(om_named("tag", m["s_tagFQN"])))
                 .when(handler == "owners", F.when(team, om_named("team", m["s_name"])).otherwise(om_named("user", m["s_name"])))
+                .when(handler == "domains", om_entity(F.lit("domain"), m["s_id"]))
                 .otherwise(om_named("column", col_fqn)))
         return m.withField("on", on).withField("key", F.when(on, key)).withField("cls", cls) \
             .withField("node", F.when(on, node)).withField("team", team).withField("col_fqn", col_fqn)
@@ -733,6 +736,11 @@ def _member_error(handler: Column, m: Column, path: Column, initial: Column) -> 
         with ck.guard(truthy(m["s_name"])):
             ck.typed(m["k_type"], STR, at(where, ".type"))
             ck.ident(m["s_name"], at(where, ".name"))
+    with ck.guard(m["obj"] & (handler == "domains")):  # openmetadata._members
+        ck.typed(m["k_id"], STR, at(where, ".id"))
+        with ck.guard(truthy(m["s_id"])):
+            ck.typed(m["k_fullyQualifiedName"], STR, at(where, ".fullyQualifiedName"))
+            ck.ident(m["s_id"], at(where, ".id"))
     with ck.guard(m["obj"] & (handler == "columns")):
         ck.typed(m["k_fullyQualifiedName"], STR, at(where, ".fullyQualifiedName"))
         ck.typed(m["k_name"], STR, at(where, ".name"))
@@ -791,12 +799,14 @@ def _member_node_triples(handler: Column, m: Column) -> Column:
         .when(handler == "columns", triple(iri(m["node"]), RDF_TYPE(), om("Column")))
         .when(m["team"], triple(iri(m["node"]), RDF_TYPE(), prov("Organization"))),
         F.when(handler != "owners", triple(iri(m["node"]), om("fullyQualifiedName"), literal(
-            F.when(handler == "tags", m["s_tagFQN"]).otherwise(m["col_fqn"]))))))
+            F.when(handler == "tags", m["s_tagFQN"]).when(handler == "domains", m["s_fullyQualifiedName"])
+            .otherwise(m["col_fqn"]))))))
 
 
 _ADDED = {"tags": "<" + expand("om-event:addedTag") + ">", "owners": "<" + expand("om-event:addedOwner") + ">",
-          "columns": "<" + expand("om-event:addedSchemaField") + ">"}
+          "domains": "<" + expand("om-event:addedDomain") + ">", "columns": "<" + expand("om-event:addedSchemaField") + ">"}
 _REMOVED = {"tags": "<" + expand("om-event:removedTag") + ">", "owners": "<" + expand("om-event:removedOwner") + ">",
+            "domains": "<" + expand("om-event:removedDomain") + ">",
             "columns": "<" + expand("om-event:removedSchemaField") + ">"}
 
 

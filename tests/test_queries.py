@@ -568,7 +568,7 @@ def test_tags_and_owners_a_corpus_entity_was_created_with(store):
     first = run_query(store, q, {"entity": "looker_prod.revenue_overview", "version": "0.1"}).dicts()
     assert [(r["field"].value, r["value"].value) for r in first if r["field"].value != "domains"] == [
         ("tags", "Tier.Tier2")]
-    assert [json.loads(r["value"].value)[0]["name"] for r in first if r["field"].value == "domains"] == ["Sales"]
+    assert [r["value"].value for r in first if r["field"].value == "domains"] == ["Sales"]
     term = run_query(store, q, {"entity": "BusinessGlossary.Revenue", "version": "0.1"}).dicts()
     assert [(r["field"].value, r["value"].value) for r in term] == [("owners", "alice.wong")]
 
@@ -590,6 +590,26 @@ def _om_update(n: int, ms: int, version: float, *, added=(), updated=(), deleted
             "previousVersion": round(version - 0.1, 1), "currentVersion": version,
             "changeDescription": {"fieldsAdded": list(added), "fieldsUpdated": list(updated),
                                   "fieldsDeleted": list(deleted), "previousVersion": round(version - 0.1, 1)}}
+
+
+def test_an_openmetadata_entitys_domains_are_its_members_added_and_not_removed(tmp_path):
+    """ut44b #1: domains kept only their JSON, so the state showed the last change's domains: created in
+    Sales, Marketing added, then Sales removed showed Marketing alone at 0.2 and no domain at all later."""
+    day = 1_788_249_600_000
+    ref = lambda i, name: {"id": f"dom-{i}", "type": "domain", "name": name, "fullyQualifiedName": name}
+    created = {"id": "c-1", "eventType": "entityCreated", "entityType": "table", "entityId": "t-1",
+               "entityFullyQualifiedName": "svc.db.sch.t", "userName": "bot", "timestamp": day - 1000,
+               "previousVersion": 0.1, "currentVersion": 0.1,
+               "entity": {"id": "t-1", "fullyQualifiedName": "svc.db.sch.t", "domains": [ref(1, "Sales")]}}
+    events = [created, _om_update(1, day, 0.2, added=[{"name": "domains", "newValue": json.dumps([ref(2, "Marketing")])}]),
+              _om_update(2, day + 1000, 0.3, deleted=[{"name": "domains", "oldValue": json.dumps([ref(1, "Sales")])}])]
+    with _store_of(events, tmp_path) as store:
+        def domains(**at):
+            rows = run_query(store, "entity-state", {"entity": "svc.db.sch.t", **at}).dicts()
+            return sorted(r["value"].value for r in rows if r["field"].value == "domains")
+        assert domains(version="0.1") == ["Sales"]
+        assert domains(version="0.2") == ["Marketing", "Sales"]
+        assert domains() == domains(version="0.3") == ["Marketing"]
 
 
 def _tags(*fqns: str) -> str:
