@@ -98,7 +98,15 @@ def updater(store: TripleStore) -> Callable[[str], None]:
     if isinstance(store, RemoteStore):
         if not store.update_endpoint:
             raise StoreError(f"{store.description} has no known SPARQL update endpoint: give --update-endpoint URL")
-        return lambda update: store._post(store.update_endpoint, update.encode("utf-8"), "application/sparql-update")
+        done: list[int] = []
+
+        def run(update: str) -> None:
+            # ut44a #3: "no batch was stored" after the first update had added 26,406 triples
+            store._post(store.update_endpoint, update.encode("utf-8"), "application/sparql-update",
+                        before=f"the {len(done)} update(s) before it stay applied: reason again to complete it "
+                               f"(reasoning again adds only what is missing)" if done else "no update was applied")
+            done.append(1)
+        return run
     raise StoreError(f"{store.description} does not accept updates")
 
 

@@ -787,6 +787,28 @@ def _derive(endpoint: str) -> tuple[str | None, str | None]:
     return tuple(urllib.parse.urlunsplit(parts._replace(path=f"{base}/{name}", fragment="")) for name in names)
 
 
+#: the longest request timeout taken (a larger one overflows the socket's clock)
+MAX_TIMEOUT = 7 * 86_400
+
+
+def _check_url(url, option: str) -> None:
+    """An endpoint URL: http(s) with a host, no space or control character (ut44a #1 #4 #5: a file: URL
+    "took" a load, a space was an internal error, HTTP:// was refused saying http://)."""
+    if not isinstance(url, str):  # rv42 #5: a TypeError
+        raise ConfigError(f"the URL ({option}) must be a string, got {type(url).__name__}")
+    bad = re.search(r"[\x00-\x20\x7f]", url)
+    if bad:
+        raise ConfigError(f"the URL ({option}) has a {'space' if bad.group() == ' ' else 'control character'} at "
+                          f"character {bad.start() + 1}: remove it, or percent-encode it (%20 for a space)")
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"the URL ({option}) must be an http(s) URL with a host, got {redacted(url)!r}")
+    try:
+        parts.port
+    except ValueError:
+        raise ConfigError(f"the URL ({option}) has no valid port (0-65535): {redacted(url)!r}") from None
+
+
 def redacted(url: str) -> str:
     """``url`` for messages: its user part (a user name may be a token) and its query's values (an API
     key) hidden (rv40 m1).
@@ -912,8 +934,10 @@ class RemoteStore(TripleStore):
 
     def __init__(self, endpoint: str, *, update_endpoint: str | None = None, graph_store: str | None = None,
                  timeout: float = DEFAULT_TIMEOUT, batch_bytes: int = DEFAULT_BATCH_BYTES):
-        if not re.match(r"https?://", endpoint or ""):
-            raise ConfigError(f"the endpoint (endpoint=, --endpoint) must be an http(s) URL, got {redacted(endpoint or '')!r}")
+        for url, option in ((endpoint, "endpoint=, --endpoint"), (update_endpoint, "update_endpoint=, --update-endpoint"),
+                            (graph_store, "graph_store=, --graph-store")):
+            if url is not None or option.startswith("endpoint"):
+                _check_url(url, option)
         for url in (endpoint, update_endpoint, graph_store):
             if url and (urllib.parse.urlsplit(url).username is not None):
                 raise ConfigError(f"credentials in an endpoint URL are refused ({redacted(url)}): they would show in "
@@ -921,10 +945,13 @@ class RemoteStore(TripleStore):
         for name, value in (("timeout", timeout), ("batch_bytes", batch_bytes)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
                 raise ConfigError(f"{name} must be a positive finite number, got {value!r}")
+        if timeout > MAX_TIMEOUT:  # ut44a #4: 1e12 s overflowed the socket's clock, "internal error"
+            raise ConfigError(f"timeout must be at most {MAX_TIMEOUT:,} seconds (a week), got {timeout!r}")
         self.endpoint = endpoint
         upd, gsp = _derive(endpoint)
         self.update_endpoint = update_endpoint or upd
         self.graph_store = graph_store or (gsp if not update_endpoint else None)
+        self._derived = {url for url, given in ((upd, update_endpoint), (gsp, graph_store)) if url and not given}
         self.timeout = timeout
         self.batch_bytes = batch_bytes
         self.shown = redacted(endpoint)  # for messages
@@ -1047,12 +1074,15 @@ class RemoteStore(TripleStore):
             raise StoreError(f"endpoint {self.shown} did not answer with N-Triples ({first_text(exc)}; "
                              f"it sent {data[:60]!r})") from None
 
-    def _post(self, url: str, body: bytes, content_type: str, *, sent: int = 0) -> None:
+    def _post(self, url: str, body: bytes, content_type: str, *, sent: int = 0, before: str | None = None) -> None:
+        """POST one request; ``sent`` batches of a load went before it (``before``: what other requests say
+        of those, e.g. reason's updates)."""
         self._check_open()
         req = urllib.request.Request(url, data=body, method="POST",
                                      headers={"Content-Type": content_type, **self._headers})
-        before = (f"the {sent} batch(es) sent before it stay in the store (a remote load is not atomic): load "
-                  "again to complete it (loading is idempotent)" if sent else "no batch was stored")
+        if before is None:
+            before = (f"the {sent} batch(es) sent before it stay in the store (a remote load is not atomic): load "
+                      "again to complete it (loading is idempotent)" if sent else "no earlier batch was stored")
         try:
             with _OPENER.open(req, timeout=self.timeout) as resp:
                 resp.read()
@@ -1061,7 +1091,9 @@ class RemoteStore(TripleStore):
                 raise _redirected(redacted(url), exc) from None
             if exc.code in (401, 403):
                 raise StoreError(f"{self._refused(redacted(url), exc.code)}; {before}") from None
-            hint = {404: f": is it the Graph Store URL? --graph-store URL gives it (derived from --endpoint: {url.split('?')[0]})",
+            derived = url.split("?")[0] in {u.split("?")[0] for u in self._derived}
+            hint = {404: (f": is it the Graph Store URL? --graph-store URL gives it (derived from --endpoint: {redacted(url)})"
+                          if derived else ": is it the right URL?"),
                     413: f": the server takes smaller requests; --batch-bytes N sends less at a time (now {self.batch_bytes:,})"
                     }.get(exc.code, "")
             said = _server_said(exc.read())
@@ -1069,6 +1101,9 @@ class RemoteStore(TripleStore):
         except (urllib.error.URLError, OSError) as exc:
             if _tls_timeout(exc):
                 raise _no_handshake(redacted(url), self.timeout) from None
+            if isinstance(getattr(exc, "reason", exc), TimeoutError):  # ut44a #3: it was stored moments later
+                raise StoreError(f"{redacted(url)} gave no answer within {self.timeout:g} s (timeout=, --timeout): "
+                                 f"this request may still be applied there; {before}") from None
             raise StoreError(f"cannot reach {redacted(url)}: {exc}; {before}") from None
 
     def _batches(self, stream) -> Iterator[bytes]:
@@ -1117,7 +1152,20 @@ class RemoteStore(TripleStore):
                     self._post(self.graph_store + sep + "default", body, "application/n-triples", sent=sent)
                 else:
                     self._post(self.update_endpoint, body, "application/sparql-update", sent=sent)
+                if not sent:
+                    self._check_stored(triples[0])
                 sent += 1
+
+    def _check_stored(self, triple: ox.Triple) -> None:
+        """After the first request of a load, its first triple must be in the store the queries read: a
+        gateway answering the upload with HTTP 200 and its login page made a load "succeed" with nothing
+        stored (ut44a #2), as would a --graph-store of another dataset. Servers answer writes in many ways
+        (Fuseki an HTML page, Oxigraph no body), so the data is checked, not the answer."""
+        if not self.ask("ASK {\n#@bindings\n?s ?p ?o }", {"s": triple.subject, "p": triple.predicate, "o": triple.object}):
+            where = self.graph_store or self.update_endpoint
+            raise StoreError(f"{redacted(where)} accepted the first batch, but its triples are not in the store the "
+                             f"endpoint {self.shown} queries: a gateway answering in its place (a login page?), or "
+                             f"{'--graph-store' if self.graph_store else '--update-endpoint'} of another dataset")
 
 
 # ----------------------------------------------------------------------------- factory

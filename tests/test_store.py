@@ -7,6 +7,7 @@ import json
 import re
 import shutil
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
@@ -750,6 +751,65 @@ def test_a_remote_load_that_fails_midway_says_what_stays_in_the_store(tmp_path, 
             proxy.shutdown()
 
 
+def test_reason_on_an_endpoint_that_fails_midway_says_what_stays_applied(tmp_path):
+    """ut44a #3: the second update failed after the first had added 26,406 triples, and the error said "no
+    batch was stored"."""
+    from changeprov.sparql.reason import reason
+
+    exp = make_export(tmp_path / "exp", _dated(range(1, 4)))
+    with oxigraph_server(tmp_path / "srv") as url:
+        load_export(RemoteStore(url), exp)
+        posts = []
+
+        def answer(method, path, _headers, _body):
+            if method == "POST" and path.startswith("/update"):
+                posts.append(path)
+                return (500, b"disk full") if len(posts) == 2 else None
+            return None
+        proxy = _gateway(url.rsplit("/", 1)[0], answer)
+        try:
+            with pytest.raises(StoreError, match=r"HTTP 500 \(disk full\); the 1 update\(s\) before it stay applied: "
+                                                 r"reason again to complete it"):
+                reason(RemoteStore(f"http://127.0.0.1:{proxy.server_address[1]}/query"))
+        finally:
+            proxy.shutdown()
+
+
+@pytest.mark.parametrize("option, value, said", [
+    # ut44a #1: a file: URL "took" the load and reason's updates, exit 0 with nothing stored
+    ("--update-endpoint", "file:///etc/hostname", "the URL (update_endpoint=, --update-endpoint) must be an http(s) URL with a host"),
+    ("--graph-store", "file:///etc/hostname", "the URL (graph_store=, --graph-store) must be an http(s) URL with a host"),
+    ("--update-endpoint", "/update", "must be an http(s) URL with a host, got '/update'"),  # was "internal error"
+    ("--graph-store", "ftp://127.0.0.1/store", "must be an http(s) URL with a host"),
+    # ut44a #4 #6: a space was an internal error (InvalidURL), a trailing one broke the load alone
+    ("--endpoint", "http://127.0.0.1:9/qu ery", "the URL (endpoint=, --endpoint) has a space at character 22"),
+    ("--endpoint", "http://127.0.0.1:9/query ", "has a space at character 25"),
+    ("--endpoint", "http://127.0.0.1:99999/query", "has no valid port (0-65535)"),
+    ("--timeout", "1e12", "timeout must be at most 604,800 seconds (a week)"),
+])
+def test_endpoint_urls_and_timeouts_are_checked_before_any_request(tmp_path, capsys, option, value, said):
+    exp = make_export(tmp_path / "exp", _dated(range(1, 2)))
+    endpoint = [] if option == "--endpoint" else ["--endpoint", "http://127.0.0.1:9/query"]
+    for argv in (["load", str(exp)], ["reason"], ["query", "deleted-entities"]):
+        if option in ("--graph-store",) and argv[0] != "load" or option == "--update-endpoint" and argv[0] == "query":
+            continue
+        assert main([*argv, *endpoint, option, value]) == 2, argv
+        err = capsys.readouterr().err
+        assert said in err and "internal error" not in err, err
+
+
+def test_an_upper_case_scheme_is_an_http_url_and_an_explicit_url_is_not_called_derived(tmp_path, capsys):
+    """ut44a #5: HTTP://… was refused saying "got 'http://…'"; #7: a --graph-store given that answered 404
+    was said to be "derived from --endpoint"."""
+    exp = make_export(tmp_path / "exp", _dated(range(1, 3)))
+    with oxigraph_server(tmp_path / "srv") as url:
+        assert main(["load", str(exp), "--endpoint", url.replace("http://", "HTTP://")]) == 0
+        capsys.readouterr()
+        assert main(["load", str(exp), "--endpoint", url, "--graph-store", url.replace("/query", "/nostore")]) == 2
+        err = capsys.readouterr().err
+        assert "HTTP 404" in err and ": is it the right URL?" in err and "derived" not in err, err
+
+
 @pytest.mark.parametrize("url, env, message", [
     ("http://alice:s3cret@127.0.0.1:1/query", {}, "credentials in an endpoint URL are refused"),
     ("http://127.0.0.1:1/query", {"CHANGEPROV_ENDPOINT_USER": "alice"}, "CHANGEPROV_ENDPOINT_PASSWORD is not"),
@@ -981,11 +1041,11 @@ def _refusing(status: int, body: bytes = b"", *, when=lambda method, path, heade
 @pytest.mark.parametrize("command, answer, said", [
     # ut15 #1: a gateway's request size limit failed every load, and the error said "load again"
     ("load", _refusing(413, b"<html><body>413 Request Entity Too Large</body></html>",
-                       when=lambda method, path, headers, size: size > 120),
-     ["HTTP 413 (413 Request Entity Too Large)", "--batch-bytes N sends less", "no batch was stored"]),
+                       when=lambda method, path, headers, size: size > 120 and path.startswith("/store")),
+     ["HTTP 413 (413 Request Entity Too Large)", "--batch-bytes N sends less", "no earlier batch was stored"]),
     # ut15 #6: a Graph Store URL that is not one
     ("load", _refusing(404, when=lambda method, path, headers, size: path.startswith("/store")),
-     ["HTTP 404", "--graph-store URL gives it (derived from --endpoint: http://127.0.0.1:", "no batch was stored"]),
+     ["HTTP 404", "--graph-store URL gives it (derived from --endpoint: http://127.0.0.1:", "no earlier batch was stored"]),
     # ut15 #3: the server's reason and, for 401 / 403, where credentials come from
     ("query", _refusing(500, b"internal boom\nat line 2"), ["HTTP status code 500. (internal boom)"]),
     # what oxigraph serve --timeout-s says once impact's requests have used up its threads
@@ -994,7 +1054,15 @@ def _refusing(status: int, body: bytes = b"", *, when=lambda method, path, heade
     ("query", _refusing(401), ["refused access (HTTP 401): no credentials were sent: set CHANGEPROV_ENDPOINT_TOKEN"]),
     ("query", _refusing(403), ["refused access (HTTP 403): no credentials were sent"]),
     ("load", _refusing(403, when=lambda method, path, headers, size: method == "POST" and path.startswith("/store")),
-     ["refused access (HTTP 403): no credentials were sent", "no batch was stored"]),
+     ["refused access (HTTP 403): no credentials were sent", "no earlier batch was stored"]),
+    # ut44a #2: a gateway's login page, with HTTP 200, took every batch: "loaded ... 0 triples added", exit 0
+    ("load", _refusing(200, b"<html><body>Please log in</body></html>",
+                       when=lambda method, path, headers, size: method == "POST" and path.startswith("/store")),
+     ["accepted the first batch, but its triples are not in the store the endpoint", "a login page?"]),
+    # ut44a #3: a timed-out upload was in the store moments later, and the error said "no batch was stored"
+    ("load", lambda method, path, headers, data: time.sleep(3) if path.startswith("/store") else None,
+     ["gave no answer within 1 s (timeout=, --timeout): this request may still be applied there",
+      "no earlier batch was stored"]),
 ])
 def test_an_endpoint_that_refuses_gets_a_message_that_says_what_to_do(tmp_path, capsys, monkeypatch, command, answer, said):
     for name in ("CHANGEPROV_ENDPOINT_TOKEN", "CHANGEPROV_ENDPOINT_USER", "CHANGEPROV_ENDPOINT_PASSWORD"):
@@ -1005,6 +1073,8 @@ def test_an_endpoint_that_refuses_gets_a_message_that_says_what_to_do(tmp_path, 
         try:
             through = f"http://127.0.0.1:{front.server_address[1]}/query"
             argv = ["load", str(exp)] if command == "load" else ["query", "deleted-entities"]
+            if "may still be applied" in said[0]:
+                argv += ["--timeout", "1"]
             assert main([*argv, "--endpoint", through]) == 2
             err = capsys.readouterr().err
             last = err.strip().splitlines()[-1]
@@ -1225,7 +1295,7 @@ def test_library_errors_name_the_keyword_as_well_as_the_flag():
     never gave; export's mode/compress/family likewise (checked before Spark is used)."""
     from changeprov.spark.job import export
 
-    with pytest.raises(ConfigError, match=re.escape("the endpoint (endpoint=, --endpoint) must be an http(s) URL")):
+    with pytest.raises(ConfigError, match=re.escape("the URL (endpoint=, --endpoint) must be an http(s) URL")):
         open_store("remote", endpoint="ftp://x")
     for option, says in (({"mode": "replace"}, "mode (--mode) must be one of"),
                          ({"compress": "zip"}, "compress (--compress) must be one of"),
