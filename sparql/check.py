@@ -30,7 +30,7 @@ from changeprov.ontology.checks import ontology_checks
 from changeprov.sparql import lexer
 from changeprov.sparql.formats import display_text
 from changeprov.sparql.queries import NamedQuery, get_query, list_queries
-from changeprov.sparql.stores import TripleStore
+from changeprov.sparql.stores import TripleStore, _parse_lock, _rdflib_recursion
 
 GROUPS = ("ontology", "shacl", "prov")
 VIOLATION_SUFFIX = "-violation"
@@ -302,21 +302,38 @@ def vocabulary_checks(store: TripleStore, *, limit: int) -> list[CheckResult]:
 def sparql_syntax_problem(text: str) -> str | None:
     """None when ``text`` parses as a SPARQL 1.1 query or update, else the parser's message (line,
     column), or the prefix it uses without declaring it (which no engine runs: ut40b #2)."""
+    # rdflib's parser recurses deeper than Python's default limit on the larger bundled queries (ut44c #1:
+    # "not valid SPARQL: maximum recursion depth exceeded" for impact.rq and entity-state.rq), and keeps
+    # its state in shared objects: the rdflib store's guards
+    try:
+        with _rdflib_recursion(), _parse_lock:
+            return _syntax_problem(text)
+    except RecursionError:
+        return "nested too deeply for rdflib's parser, which checks the syntax"
+
+
+def _syntax_problem(text: str) -> str | None:
     from rdflib.plugins.sparql import processor
     from rdflib.plugins.sparql.parser import parseQuery, parseUpdate
 
     try:
         parseQuery(text)
         translate = processor.prepareQuery
+    except RecursionError:
+        raise
     except Exception as query_error:  # noqa: BLE001 - pyparsing's exceptions carry the position
         try:
             parseUpdate(text)
             translate = processor.prepareUpdate
+        except RecursionError:
+            raise
         except Exception:  # noqa: BLE001
             return " ".join(str(query_error).split())
 
     try:
         translate(text)
+    except RecursionError:
+        raise
     except Exception as exc:  # noqa: BLE001 - only an undeclared prefix is the query's fault for sure
         if "Unknown namespace prefix" in str(exc):
             return f"the prefix {str(exc).rsplit(':', 1)[-1].strip()}: is not declared"

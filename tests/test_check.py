@@ -14,7 +14,8 @@ import pytest
 import rdflib
 
 from changeprov.cli import main
-from changeprov.sparql.check import _plain, expand_subclasses, violation_queries
+from changeprov import sparql as sparql_package
+from changeprov.sparql.check import _plain, expand_subclasses, sparql_syntax_problem, violation_queries
 from changeprov.sparql.loader import load_export
 from changeprov.sparql.queries import get_query, run_query
 from changeprov.sparql.stores import from_rdflib, open_store
@@ -380,3 +381,21 @@ def test_run_checks_takes_one_group_as_a_string():
 
     report = run_checks(open_store("memory"), groups="prov")
     assert report.results and {r.group for r in report.results} == {"prov"}
+
+
+_BUNDLED = sorted((Path(sparql_package.__file__).parent / "queries").glob("*.rq"))
+
+
+@pytest.mark.parametrize("path", _BUNDLED, ids=[p.stem for p in _BUNDLED])
+def test_every_bundled_query_passes_the_syntax_check_of_query_files(path):
+    """ut44c #1: `check --query-file` of a copy of impact.rq or entity-state.rq said "not valid SPARQL:
+    maximum recursion depth exceeded" (rdflib's parser, without the rdflib store's deeper limit)."""
+    assert sparql_syntax_problem(path.read_text(encoding="utf-8")) is None
+
+
+def test_check_takes_a_copy_of_the_largest_bundled_query(tmp_path, capsys):
+    largest = max(_BUNDLED, key=lambda p: p.stat().st_size)
+    mine = tmp_path / "mine.rq"
+    mine.write_text(largest.read_text(encoding="utf-8"))
+    main(["check", "--query-file", str(mine)])
+    assert "not valid SPARQL" not in capsys.readouterr().err
