@@ -80,6 +80,9 @@ def run_audit(args: argparse.Namespace) -> int:
                 flagged = re.sub(r"^parameter (\w+):", lambda m: f"--{m.group(1).replace('_', '-')}:", str(exc))
                 raise InputError(flagged) from None
         compared = compare(report, baseline) if args.baseline else None
+        # the verdict stands also when the reader goes early (`audit --out - … | head`: ut44c #2)
+        args.verdict = 1 if any(f.severity in FAIL_ON[args.fail_on]
+                                for f in (compared.new if compared is not None else report.findings)) else 0
         data = report.to_dict(compared, baseline=args.baseline)
         text = (json.dumps(data, indent=2, ensure_ascii=False) + "\n" if args.format == "json"
                 else render_html(report, compared=compared, baseline=args.baseline))
@@ -91,11 +94,9 @@ def run_audit(args: argparse.Namespace) -> int:
     summary = ", ".join(f"{k} {n}" for k, n in counts.items()) or "none"
     where = "" if args.out == "-" else f" → {args.out}"
     print(f"audit: {len(report.findings)} finding(s) ({summary}){where}", file=sys.stderr)
-    counted = report.findings
     if compared is not None:
-        counted = compared.new
         print(f"audit: {len(compared.new)} new since {args.baseline}, {len(compared.known)} known "
               f"({len(compared.changed)} with another text), {len(compared.gone)} gone", file=sys.stderr)
         for warning in compared.warnings:
             print(f"changeprov audit: warning: {visible(warning)}", file=sys.stderr)
-    return 1 if any(f.severity in FAIL_ON[args.fail_on] for f in counted) else 0
+    return args.verdict

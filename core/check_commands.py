@@ -57,11 +57,12 @@ def run_check(args: argparse.Namespace) -> int:
     else:
         refuse_endpoint_options(args)
         report = run_checks(None, limit=args.limit, extra_queries=extra, groups=groups, progress=progress)
+    args.verdict = 0 if report.ok else 1  # also when the reader goes early (`check … | head`: ut44c #2)
     if args.format == "json":
         print(json.dumps(report.as_dict(), indent=2))
     else:
         print(visible("\n".join(report.lines())))  # values from the store (rv41 M1)
-    return 0 if report.ok else 1
+    return args.verdict
 
 
 def configure_reason(p: argparse.ArgumentParser) -> None:

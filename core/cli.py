@@ -122,7 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _stopped(args.command, exc)
     except BrokenPipeError:  # `changeprov query … | head`: the reader has all it wanted
         _silence_stdout()
-        return EXIT_OK
+        return getattr(args, "verdict", EXIT_OK)  # a check's or an audit's findings stand (ut44c #2)
     except Exception as exc:  # still one line and exit 2 (1 means findings), the traceback on request
         stop = _interruption(exc)
         if stop is not None:  # py4j's own clean-up after Ctrl-C failed, with the JVM gone

@@ -104,13 +104,15 @@ def run_load(args: argparse.Namespace) -> int:
         if new_store:  # an empty store left behind would answer every query with no rows, exit 0
             shutil.rmtree(args.store, ignore_errors=True)
         raise
+    # the load stands, but files were changed after the export run: a script (a nightly load) must be
+    # able to tell without reading stderr, so it is a finding (exit 1), not success; also when the
+    # reader of stdout goes early (ut44c #2)
+    args.verdict = 1 if report.warnings else 0
     print(f"loaded {report.files} file(s) into {store.description}: {report.triples_added:,} triples added, "
           f"{report.triples_after:,} in the store, {report.seconds:.2f} s")
     for warning in report.warnings:
         print(f"changeprov load: warning: {visible(warning)}", file=sys.stderr)
-    # the load stands, but files were changed after the export run: a script (a nightly load) must be
-    # able to tell without reading stderr, so it is a finding (exit 1), not success
-    return 1 if report.warnings else 0
+    return args.verdict
 
 
 def _say(message: str) -> None:

@@ -399,3 +399,19 @@ def test_check_takes_a_copy_of_the_largest_bundled_query(tmp_path, capsys):
     mine.write_text(largest.read_text(encoding="utf-8"))
     main(["check", "--query-file", str(mine)])
     assert "not valid SPARQL" not in capsys.readouterr().err
+
+
+def test_a_check_read_by_a_reader_that_stops_early_keeps_its_verdict(tmp_path):
+    """ut44c #2: `check … | head -2` (or `| grep -q`) exited 0, "sound", for a store with findings: the
+    broken pipe was taken for success."""
+    import subprocess
+    import sys
+
+    db = make_store(tmp_path / "db", b"", [ox.Triple(ox.NamedNode("https://example.org/e"),
+                                                     ox.NamedNode(f"{OM}timestmp"), ox.Literal("1"))])
+    proc = subprocess.Popen([sys.executable, "-m", "changeprov.cli", "check", "--store", str(db)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 1, err
+    assert "Traceback" not in err
