@@ -114,6 +114,24 @@ def _not_an_entity(store: TripleStore, value: str, *, shown: str | None = None) 
     return f"{name!r} is in the store but has no provenance of its own (no event affects it)"
 
 
+def _suffix_read_as_iri(triples: list[ox.Triple], context: dict) -> bool:
+    """Whether an IRI would compact to ``prefix://…``, which JSON-LD reads back as an absolute IRI of
+    the scheme ``prefix`` (ut44c #4: <https://open-metadata.org/entity///weird/abc> became "omx://weird/abc",
+    another graph to pyld and rdflib); pyld compacts it nevertheless.
+
+    >>> t = ox.Triple(ox.NamedNode("https://open-metadata.org/entity///w/a"), ox.NamedNode("http://e/p"), ox.Literal("x"))
+    >>> _suffix_read_as_iri([t], {"omx": "https://open-metadata.org/entity/"})
+    True
+    """
+    spaces = [ns for ns in context.values() if isinstance(ns, str) and ns.endswith(("/", "#"))]
+    for t in triples:
+        for term in (t.subject, t.predicate, t.object, getattr(t.object, "datatype", None)):
+            iri = getattr(term, "value", None) if isinstance(term, ox.NamedNode) else None
+            if iri and any(iri.startswith(ns) and iri[len(ns):].startswith("//") for ns in spaces):
+                return True
+    return False
+
+
 def render_graph(triples: list[ox.Triple], fmt: str) -> str:
     """``triples`` as Turtle, N-Triples or compacted JSON-LD. The JSON-LD document carries our
     context itself, not its IRI: that IRI is not served anywhere, so any other JSON-LD processor
@@ -125,6 +143,8 @@ def render_graph(triples: list[ox.Triple], fmt: str) -> str:
     if fmt == "turtle":
         return to_turtle(triples)
     if fmt == "jsonld":
+        if _suffix_read_as_iri(triples, bundled_context()["@context"]):
+            return json.dumps(to_expanded(triples), indent=2, ensure_ascii=False) + "\n"
         try:
             doc = to_jsonld(triples)
         except jsonld.JsonLdError as exc:

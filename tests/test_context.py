@@ -291,3 +291,20 @@ def test_jsonld_of_an_iri_named_like_a_prefix_is_the_expanded_document(iri):
     doc = json.loads(render_graph(triples, "jsonld"))
     back = jsonld.to_rdf(doc, {"format": "application/n-quads"})
     assert sorted(back.splitlines()) == sorted(str(t) + " ." for t in triples)
+
+
+@pytest.mark.parametrize("where", ["subject", "object", "datatype"])
+def test_jsonld_of_an_iri_whose_suffix_starts_with_two_slashes_is_the_same_graph(where):
+    """ut44c #4: an entity type "//weird" made <https://open-metadata.org/entity///weird/abc>, which pyld
+    compacted to "omx://weird/abc": JSON-LD reads that back as an IRI of the scheme omx, another graph."""
+    import pyoxigraph as ox
+
+    odd = "https://open-metadata.org/entity///weird/abc"
+    subject = ox.NamedNode(odd if where == "subject" else "urn:li:dataset:x")
+    obj = (ox.NamedNode(odd) if where == "object" else ox.Literal("1", datatype=ox.NamedNode(odd)) if where == "datatype"
+           else ox.Literal("x"))
+    triples = [ox.Triple(subject, ox.NamedNode(str(RDFS.seeAlso)), obj)]
+    text = render_graph(triples, "jsonld")
+    back = jsonld.to_rdf(json.loads(text), {"format": "application/n-quads"})
+    assert sorted(back.splitlines()) == sorted(str(t) + " ." for t in triples)
+    assert _rdflib(text, "json-ld") == _rdflib(render_graph(triples, "nt"), "nt")
