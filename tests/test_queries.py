@@ -22,7 +22,7 @@ import rdflib
 
 from changeprov.cli import main
 from changeprov.errors import InputError, StoreError
-from changeprov.mapping.terms import rfc3339_to_ms
+from changeprov.mapping.terms import rfc3339_to_ms, urn_iri
 from changeprov.sparql import notes
 from changeprov.sparql.describe import describe_triples, render_graph
 from changeprov.sparql.loader import load_export
@@ -2743,6 +2743,9 @@ def test_one_time_reads_the_same_in_each_human_form_and_as_stored_in_machine_for
     ("mysql_prod.ecommerce.sales.orders.customer_email", "aboutColumn"),
     # ut12 #5: a glossary term with events of its own: its FQN named the entity only, not where it was applied
     ("BusinessGlossary.Revenue", "addedGlossaryTerm"),
+    # ut44c #7: a domain gave its type and URN alone
+    ("urn:li:domain:marketing", "addedDomain"),
+    ("urn:li:domain:finance", "removedDomain"),
 ])
 def test_describe_of_a_tag_term_or_column_has_the_events_that_added_or_removed_it(embedded, remote, node, relation):
     """ut4a #5: a tag, glossary term or column gave a 3-triple stub with none of the events that used it.
@@ -2756,6 +2759,20 @@ def test_describe_of_a_tag_term_or_column_has_the_events_that_added_or_removed_i
                         "?ev om:hasChangeDescription ?cd ; om:timestamp ?time ; om:affectsEntity ?e ; "
                         "om:performedBy ?who . ?e om:fullyQualifiedName|om:urn ?name }" % relation))
     assert rows, f"describe {node}: no {relation} event with its time, user and the changed entity's name"
+
+
+def test_describe_has_every_triple_of_the_versions_the_entitys_events_used(embedded):
+    """ut44c #5: a version the log knows only as used and invalidated by an event (its generation is not
+    in the log) lost its prov:wasInvalidatedBy."""
+    entity = "urn:li:dataset:(urn:li:dataPlatform:hive,staging.orders_legacy,PROD)"
+    shown = {str(t) for t in describe_triples(embedded, entity)}
+    used = embedded.select("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
+                           "PREFIX prov: <http://www.w3.org/ns/prov#>\n"
+                           "SELECT ?e ?s ?p ?o WHERE {\n#@bindings\n?ev om:affectsEntity ?e ; prov:used ?s . ?s ?p ?o }",
+                           {"e": urn_iri(entity)}).dicts()
+    assert any(r["p"].value.endswith("wasInvalidatedBy") for r in used)
+    missing = {str(ox.Triple(r["s"], r["p"], r["o"])) for r in used} - shown
+    assert not missing, missing
 
 
 _NODE_OF = {  # a node of the corpus that is no metadata entity, found the way a user would meet it
