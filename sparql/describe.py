@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 
 import pyoxigraph as ox
 
@@ -66,9 +67,17 @@ def _applied_as_tag(store: TripleStore, name: str) -> ox.NamedNode | None:
 
 
 def _agent_named(store: TripleStore, name: str) -> str | None:
-    """The IRI of the OpenMetadata user or team called ``name``, if the store has one."""
+    """The IRI of the OpenMetadata user or team called ``name``, or of the DataHub user or group whose URN
+    it is (ut44c #6: a URN with a space or a quote is no IRI as typed), if the store has one."""
     from changeprov.mapping.emit import om_named
-    from changeprov.mapping.terms import BadIdentifier
+    from changeprov.mapping.terms import BadIdentifier, urn_iri
+
+    if name[:4].lower() == "urn:":
+        try:
+            node = urn_iri(name)
+        except BadIdentifier:
+            return None
+        return node.value if has_node(store, node) else None
 
     # impact and entity-state show a team owner as team:NAME (ut22 m7: that form was not taken back)
     kinds = ("user", "team")
@@ -97,7 +106,7 @@ def _not_an_entity(store: TripleStore, value: str, *, shown: str | None = None) 
         return f"{name!r} is a team (a prov:Organization), not a metadata entity"
     if kind == "agent":
         return (f"{name!r} is a user (a prov:Agent), not a metadata entity: its changes are "
-                f"`changeprov query changes-by-user --param user={user_name(node.value)}`")
+                f"`changeprov query changes-by-user --param {shlex.quote('user=' + user_name(node.value))}`")
     if kind == "version":
         return f"{name!r} is a version of {entity}: describe that entity"
     if kind == "event":

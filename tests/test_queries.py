@@ -2775,6 +2775,25 @@ def test_describe_has_every_triple_of_the_versions_the_entitys_events_used(embed
     assert not missing, missing
 
 
+def test_a_datahub_user_with_odd_characters_is_named_as_typed(tmp_path):
+    """ut44c #6: describe of the URN as typed said "no entity"; of its IRI form it suggested
+    changes-by-user with the percent-encoded name, which that query then refused while suggesting it
+    again; the suggested command was not quoted for a shell."""
+    odd = 'urn:li:corpuser:odd "u" #1%'
+    event = _dh_mcl(DS("hive,db.t"), "globalTags", 1_709_280_000_000, "1", value={"tags": [{"tag": "urn:li:tag:x"}]})
+    event["created"]["actor"] = odd
+    with _store_of([event], tmp_path) as store:
+        for typed in (odd, urn_iri(odd).value):
+            with pytest.raises(InputError) as exc:
+                describe_triples(store, typed)
+            assert str(exc.value).endswith("is a user (a prov:Agent), not a metadata entity: its changes are "
+                                           "`changeprov query changes-by-user --param 'user=urn:li:corpuser:odd \"u\" #1%'`")
+        rows = run_query(store, "changes-by-user", {"user": odd}).dicts()
+        assert len(rows) == 1
+        with pytest.raises(InputError, match=re.escape(f"users matching 'odd%20%22u%22%20%231%25': {odd}")):
+            run_query(store, "changes-by-user", {"user": urn_iri(odd).value})
+
+
 _NODE_OF = {  # a node of the corpus that is no metadata entity, found the way a user would meet it
     "event": f"SELECT ?node WHERE {{ ?node om:affectsEntity <{FCT}> }} ORDER BY ?node LIMIT 1",
     "version": f"SELECT ?node WHERE {{ ?node prov:specializationOf <{FCT}> }} ORDER BY ?node LIMIT 1",
