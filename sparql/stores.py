@@ -817,11 +817,14 @@ def redacted(url: str) -> str:
     'http://***@host:7878/query?apikey=***&x=***'
     >>> redacted("https://host/sparql?S3CR3T#t0ken")
     'https://host/sparql?***#***'
+    >>> redacted("http://host/store?default")  # the Graph Store Protocol's own parameter (ut44a #10)
+    'http://host/store?default'
     """
     parts = urllib.parse.urlsplit(url)
     netloc = "***@" + parts.netloc.rsplit("@", 1)[1] if "@" in parts.netloc else parts.netloc
     # a value without a name (?KEY) is hidden whole; a fragment too (rv41 M2)
-    query = "&".join(f"{k.split('=', 1)[0]}=***" if "=" in k else "***" for k in parts.query.split("&")) \
+    query = "&".join(f"{k.split('=', 1)[0]}=***" if "=" in k else k if k == "default" else "***"
+                     for k in parts.query.split("&")) \
         if parts.query else ""
     return urllib.parse.urlunsplit(parts._replace(netloc=netloc, query=query,
                                                   fragment="***" if parts.fragment else ""))
