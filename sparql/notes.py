@@ -226,15 +226,29 @@ _NO_CREATION = (OM_PREFIX +
                 "FILTER NOT EXISTS { ?created om:affectsEntity ?entity FILTER EXISTS { ?created om:lifecycleChange om:Created } } }")
 
 
+# ... or whose creation events carry no entity: what it was created with is unknown too (ut44b #8)
+_BARE_CREATION = (OM_PREFIX +
+                  "ASK {\n#@bindings\n?created om:affectsEntity ?entity FILTER EXISTS { ?created om:currentVersion ?v }\n"
+                  "FILTER EXISTS { ?created om:lifecycleChange om:Created }\n"
+                  "FILTER NOT EXISTS { ?with om:affectsEntity ?entity FILTER EXISTS { ?with om:lifecycleChange om:Created }\n"
+                  "                    FILTER EXISTS { ?with om:entityState ?state } } }")
+
+
 def _no_creation(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Literal]) -> list[str]:
     """An OpenMetadata entity whose log starts after its creation: its lists are what the log changed
     (its events list changes, not whole lists), which must not read as its whole state (ut17 #4)."""
-    if not isinstance(bound.get("entity"), ox.NamedNode) or not store.ask(_NO_CREATION, {"entity": bound["entity"]}):
+    if not isinstance(bound.get("entity"), ox.NamedNode):
         return []
-    return ["the store has no creation event of this OpenMetadata entity (the log starts later): its list fields "
-            "(tags, owners, columns, ...) hold only the members its events added, and values it was created with "
-            "are unknown; each event keeps the whole entity as it stood then (om-event:entityState, shown by "
-            "`changeprov describe`)"]
+    if store.ask(_NO_CREATION, {"entity": bound["entity"]}):
+        return ["the store has no creation event of this OpenMetadata entity (the log starts later): its list fields "
+                "(tags, owners, columns, ...) hold only the members its events added, and values it was created with "
+                "are unknown; each event keeps the whole entity as it stood then (om-event:entityState, shown by "
+                "`changeprov describe`)"]
+    if store.ask(_BARE_CREATION, {"entity": bound["entity"]}):
+        return ["the creation event of this OpenMetadata entity carries no entity (no `entity` field): the values "
+                "it was created with (tags, owners, columns, ...) are unknown, and its list fields hold only the "
+                "members later events added"]
+    return []
 
 
 _SPAN = (OM_PREFIX +

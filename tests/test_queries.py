@@ -1706,6 +1706,13 @@ def test_entity_state_of_an_openmetadata_entity_whose_log_starts_later_says_so(t
         rows = run_query(_store_of(events, tmp_path / str(len(events))), get_query("entity-state"),
                          {"entity": update["entityFullyQualifiedName"]})
         assert rows.rows and any("no creation event" in n for n in rows.notes) == noted
+    # ut44b #8: a creation event without its entity is no better: what it was created with is unknown
+    bare = "the creation event of this OpenMetadata entity carries no entity (no `entity` field)"
+    with_entity = {**created, "id": "c-2", "entity": {"id": "t-1", "tags": []}}
+    for name, events, noted in (("bare", [created, update], True), ("whole", [with_entity, update], False)):
+        rows = run_query(_store_of(events, tmp_path / name), get_query("entity-state"),
+                         {"entity": update["entityFullyQualifiedName"]})
+        assert rows.rows and any(n.startswith(bare) for n in rows.notes) == noted, rows.notes
 
 
 def test_a_datahub_user_is_named_by_the_urn_as_given_not_its_escaped_iri(tmp_path):
