@@ -55,6 +55,7 @@ class CheckReport:
     store: str | None
     seconds: float
     limit: int
+    notes: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -70,7 +71,7 @@ class CheckReport:
                 "examples_per_check": self.limit,
                 "findings": sum(r.count for r in self.results),
                 "failed_checks": [f"{r.group}/{r.name}" for r in self.findings],
-                "checks": {g: v for g, v in groups.items() if v}}
+                "checks": {g: v for g, v in groups.items() if v}, "notes": self.notes}
 
     def lines(self) -> list[str]:
         out = [f"changeprov check: {self.store or 'no store given: ontology checks only'}"]
@@ -87,6 +88,7 @@ class CheckReport:
                     out.append("       " + "  ".join(f"{k}={v}" for k, v in ex.items() if v is not None))
                 if r.count > len(r.examples):
                     out.append(f"       … {r.count - len(r.examples):,} more")
+        out += [f"note: {note}" for note in self.notes]
         out.append(("SOUND" if self.ok else f"{len(self.findings)} check(s) failed") + f" ({self.seconds:.1f} s)")
         return out
 
@@ -373,4 +375,12 @@ def run_checks(store: TripleStore | None, *, limit: int = 10, extra_queries: Map
     if store is not None and "prov" in groups:
         say("PROV constraints")
         results += prov_checks(store, limit=limit)
-    return CheckReport(results, store.description if store is not None else None, time.perf_counter() - start, limit)
+    notes = []
+    if store is not None and {"shacl", "prov"} & set(groups) and store.ask(_NAMED_GRAPHS):
+        notes.append("the store also has named graphs: the checks read its default graph only, as the named queries "
+                     "do (ut44c #3: triples in a named graph passed unseen)")
+    return CheckReport(results, store.description if store is not None else None, time.perf_counter() - start, limit,
+                       notes)
+
+
+_NAMED_GRAPHS = "ASK { GRAPH ?g { ?s ?p ?o } }"

@@ -415,3 +415,16 @@ def test_a_check_read_by_a_reader_that_stops_early_keeps_its_verdict(tmp_path):
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == 1, err
     assert "Traceback" not in err
+
+
+def test_check_says_that_named_graphs_are_not_read(tmp_path, capsys):
+    """ut44c #3: a bad triple in a named graph passed unseen, and check said SOUND without a word."""
+    db = make_store(tmp_path / "db", b"", [])
+    with open_store("embedded", path=db) as store:
+        assert main(["check", "--store", str(db), "--format", "json"]) == 0
+        assert json.loads(capsys.readouterr().out)["notes"] == []
+        store._store.add(ox.Quad(ox.NamedNode("https://example.org/e"), ox.NamedNode(f"{OM}timestmp"), ox.Literal("1"),
+                                 ox.NamedNode("https://example.org/g")))
+        store._store.flush()
+    assert main(["check", "--store", str(db)]) == 0
+    assert "note: the store also has named graphs: the checks read its default graph only" in capsys.readouterr().out
