@@ -441,6 +441,20 @@ _TIED_OF_MEMBER = (OM_PREFIX + "SELECT ?entity ?time ?member WHERE {\n#@bindings
                    "  ?r2 om:timestamp ?time .\n  ?r2 om:affectsEntity ?entity .\n"
                    "} ORDER BY ?time ?entity\n")
 
+# two MCLs of one aspect of the entity in one millisecond, one of them without an aspect version
+# (systemMetadata.version) or a link to the version it revises: entity-state orders them by IRI
+# (ut44d #1: the superseded value was shown, no word). Each pattern from a bound node.
+_UNVERSIONED_TIE = (OM_PREFIX + "PREFIX prov: <http://www.w3.org/ns/prov#>\n"
+                    "SELECT ?entity ?as_of ?time ?aspect WHERE {\n#@bindings\n"
+                    "  ?a om:affectsEntity ?entity\n"
+                    "  FILTER NOT EXISTS { ?va prov:wasGeneratedBy ?a FILTER EXISTS { ?va om:versionLabel ?la } }\n"
+                    "  ?a om:aspectName ?aspect .\n  ?a om:timestamp ?time FILTER(COALESCE(?time <= ?as_of, true))\n"
+                    "  FILTER NOT EXISTS { ?a prov:used ?used }\n"
+                    "  FILTER EXISTS { ?b om:affectsEntity ?entity FILTER(?b != ?a)\n"
+                    "    FILTER EXISTS { ?b om:timestamp ?time FILTER EXISTS { ?b om:aspectName ?aspect\n"
+                    "      FILTER NOT EXISTS { ?b prov:used ?used_b } } } }\n"
+                    "} ORDER BY ?time ?aspect LIMIT 1\n")
+
 
 def _same_millisecond(store: TripleStore, bound: Mapping, _rows: Rows | None) -> list[str]:
     """Change events in one millisecond that add and remove one member (ut43a #3): the answer takes
@@ -452,9 +466,16 @@ def _same_millisecond(store: TripleStore, bound: Mapping, _rows: Rows | None) ->
         query, params = _TIED_OF_MEMBER, {"member": bound["tag"]}
     else:
         return []
+    notes = []
+    if "entity" in bound:
+        tie = store.select(_UNVERSIONED_TIE, params).dicts()
+        if tie:
+            notes.append(f"changes of {display_text(tie[0]['aspect'])} in one millisecond ({display_text(tie[0]['time'])}) "
+                         f"carry no aspect version (systemMetadata.version) or previous version that orders them, so "
+                         f"which came last is not known (taken by IRI); `entity-history` lists them")
     rows = store.select(query, params).dicts()
     if not rows:
-        return []
+        return notes
     if "entity" in bound:
         where = "; `entity-history` lists both"
     else:
@@ -462,7 +483,7 @@ def _same_millisecond(store: TripleStore, bound: Mapping, _rows: Rows | None) ->
         where = " on " + ", ".join(names[:3]) + (" and more" if len(names) > 3 else "")
     return [f"change events in one millisecond ({display_text(rows[0]['time'])}) add and remove "
             f"{display_text(rows[0]['member'])}: DataHub gives them no order, so which came last is not known "
-            f"(taken by IRI){where}"]
+            f"(taken by IRI){where}", *notes]
 
 
 def _former_names(store: TripleStore, _bound: Mapping, rows: Rows) -> list[str]:

@@ -2782,6 +2782,27 @@ def test_describe_has_every_triple_of_the_versions_the_entitys_events_used(embed
     assert not missing, missing
 
 
+def test_entity_state_says_when_unversioned_changes_of_one_aspect_share_a_millisecond(tmp_path):
+    """ut44d #1: two MCLs of globalTags in one millisecond without systemMetadata.version (the later one with
+    the other's value as its previous value) were ordered by IRI, and the superseded tag was shown without a
+    word."""
+    t, urn = 1_719_792_000_000, DS("hive,db.m4")
+    first = _dh_mcl(urn, "globalTags", t, "1", value={"tags": [{"tag": "urn:li:tag:PII"}]})
+    later = _dh_mcl(urn, "globalTags", t, "2", value={"tags": [{"tag": "urn:li:tag:Gold"}]},
+                    previous=("1", {"tags": [{"tag": "urn:li:tag:PII"}]}))
+    said = "changes of globalTags in one millisecond (2024-07-01T00:00:00.000Z) carry no aspect version"
+    for name, events, noted in (("versioned", [first, later], False), ("unversioned", [first, later], True)):
+        if noted:
+            for e in events:
+                del e["systemMetadata"]["version"]
+                e.pop("previousSystemMetadata", None)
+        with _store_of(events, tmp_path / name) as store:
+            answer = run_query(store, "entity-state", {"entity": urn})
+            assert any(n.startswith(said) for n in answer.notes) == noted, answer.notes
+            if not noted:
+                assert [r["value"].value for r in answer.dicts()] == ["urn:li:tag:Gold"]
+
+
 def test_a_datahub_user_with_odd_characters_is_named_as_typed(tmp_path):
     """ut44c #6: describe of the URN as typed said "no entity"; of its IRI form it suggested
     changes-by-user with the percent-encoded name, which that query then refused while suggesting it
