@@ -610,6 +610,12 @@ def test_an_openmetadata_entitys_domains_are_its_members_added_and_not_removed(t
         assert domains(version="0.1") == ["Sales"]
         assert domains(version="0.2") == ["Marketing", "Sales"]
         assert domains() == domains(version="0.3") == ["Marketing"]
+    # rv44 #1: a domain renamed later (the name another entity's event gives it) is one row, not two
+    renamed = {**_om_update(3, day + 2000, 0.4, added=[{"name": "domains", "newValue": json.dumps([ref(2, "Marketing2")])}]),
+               "entityId": "u-1", "entityFullyQualifiedName": "svc.db.sch.u", "id": "u-3"}
+    with _store_of([*events, renamed], tmp_path / "renamed") as store:
+        rows = run_query(store, "entity-state", {"entity": "svc.db.sch.t", "version": "0.2"}).dicts()
+        assert sorted(r["value"].value for r in rows if r["field"].value == "domains") == ["Marketing2", "Sales"]
 
 
 def _tags(*fqns: str) -> str:
