@@ -796,17 +796,18 @@ def _check_url(url, option: str) -> None:
     "took" a load, a space was an internal error, HTTP:// was refused saying http://)."""
     if not isinstance(url, str):  # rv42 #5: a TypeError
         raise ConfigError(f"the URL ({option}) must be a string, got {type(url).__name__}")
-    bad = re.search(r"[\x00-\x20\x7f]", url)
-    if bad:
-        raise ConfigError(f"the URL ({option}) has a {'space' if bad.group() == ' ' else 'control character'} at "
-                          f"character {bad.start() + 1}: remove it, or percent-encode it (%20 for a space)")
-    parts = urllib.parse.urlsplit(url)
+    bad = re.search(r"[\x00-\x20\x7f]|[^\x00-\x7f]", url)
+    if bad:  # HTTP sends the URL as ASCII (rv44 #4: a path with é was a UnicodeEncodeError, "a bug")
+        what = "space" if bad.group() == " " else "control character" if bad.group() < "\x80" else "non-ASCII character"
+        raise ConfigError(f"the URL ({option}) has a {what} at character {bad.start() + 1}: remove it, or "
+                          f"percent-encode it (%20 for a space, %C3%A9 for é)")
+    try:
+        parts = urllib.parse.urlsplit(url)
+        parts.port
+    except ValueError as exc:  # an unclosed [IPv6 host, a port out of range (rv44 #4)
+        raise ConfigError(f"the URL ({option}) is not a valid URL: {exc}") from None  # shown: it may hold a key
     if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
         raise ConfigError(f"the URL ({option}) must be an http(s) URL with a host, got {redacted(url)!r}")
-    try:
-        parts.port
-    except ValueError:
-        raise ConfigError(f"the URL ({option}) has no valid port (0-65535): {redacted(url)!r}") from None
 
 
 def redacted(url: str) -> str:
@@ -1104,9 +1105,12 @@ class RemoteStore(TripleStore):
         except (urllib.error.URLError, OSError) as exc:
             if _tls_timeout(exc):
                 raise _no_handshake(redacted(url), self.timeout) from None
-            if isinstance(getattr(exc, "reason", exc), TimeoutError):  # ut44a #3: it was stored moments later
+            if isinstance(exc, TimeoutError):  # sent whole, no answer yet (ut44a #3: it was stored moments later)
                 raise StoreError(f"{redacted(url)} gave no answer within {self.timeout:g} s (timeout=, --timeout): "
                                  f"this request may still be applied there; {before}") from None
+            if isinstance(getattr(exc, "reason", None), TimeoutError):  # urllib: while connecting or sending (rv44 #7)
+                raise StoreError(f"cannot send to {redacted(url)} within {self.timeout:g} s (timeout=, --timeout): "
+                                 f"this request was not applied; {before}") from None
             raise StoreError(f"cannot reach {redacted(url)}: {exc}; {before}") from None
 
     def _batches(self, stream) -> Iterator[bytes]:
@@ -1156,19 +1160,29 @@ class RemoteStore(TripleStore):
                 else:
                     self._post(self.update_endpoint, body, "application/sparql-update", sent=sent)
                 if not sent:
-                    self._check_stored(triples[0])
+                    self._check_stored(triples)
                 sent += 1
 
-    def _check_stored(self, triple: ox.Triple) -> None:
-        """After the first request of a load, its first triple must be in the store the queries read: a
+    def _check_stored(self, triples: list[ox.Triple]) -> None:
+        """After the first request of a load, a subject it wrote must be in the store the queries read: a
         gateway answering the upload with HTTP 200 and its login page made a load "succeed" with nothing
         stored (ut44a #2), as would a --graph-store of another dataset. Servers answer writes in many ways
-        (Fuseki an HTML page, Oxigraph no body), so the data is checked, not the answer."""
-        if not self.ask("ASK {\n#@bindings\n?s ?p ?o }", {"s": triple.subject, "p": triple.predicate, "o": triple.object}):
-            where = self.graph_store or self.update_endpoint
-            raise StoreError(f"{redacted(where)} accepted the first batch, but its triples are not in the store the "
-                             f"endpoint {self.shown} queries: a gateway answering in its place (a login page?), or "
-                             f"{'--graph-store' if self.graph_store else '--update-endpoint'} of another dataset")
+        (Fuseki an HTML page, Oxigraph no body), so the data is checked, not the answer: by an IRI subject
+        alone (rv44 #2: a blank node cannot be asked for, and a server may rewrite a literal's form)."""
+        subject = next((t.subject for t in triples if isinstance(t.subject, ox.NamedNode)), None)
+        if subject is None:
+            return
+        where = redacted(self.graph_store or self.update_endpoint)
+        try:
+            stored = self.ask("ASK {\n#@bindings\n?s ?p ?o }", {"s": subject})
+        except ChangeprovError as exc:
+            raise StoreError(f"{where} accepted the first batch, which stays in the store, but checking that it can be "
+                             f"queried failed: {exc}") from None
+        if not stored:
+            raise StoreError(f"{where} accepted the first batch, but its triples are not in the store the endpoint "
+                             f"{self.shown} queries: a gateway answering in its place (a login page?), "
+                             f"{'--graph-store' if self.graph_store else '--update-endpoint'} of another dataset, "
+                             f"or a read replica behind the writer")
 
 
 # ----------------------------------------------------------------------------- factory

@@ -784,7 +784,10 @@ def test_reason_on_an_endpoint_that_fails_midway_says_what_stays_applied(tmp_pat
     # ut44a #4 #6: a space was an internal error (InvalidURL), a trailing one broke the load alone
     ("--endpoint", "http://127.0.0.1:9/qu ery", "the URL (endpoint=, --endpoint) has a space at character 22"),
     ("--endpoint", "http://127.0.0.1:9/query ", "has a space at character 25"),
-    ("--endpoint", "http://127.0.0.1:99999/query", "has no valid port (0-65535)"),
+    ("--endpoint", "http://127.0.0.1:99999/query", "the URL (endpoint=, --endpoint) is not a valid URL: Port out of range"),
+    # rv44 #4: an unclosed IPv6 host and a non-ASCII path were internal errors
+    ("--endpoint", "http://[::1/query", "the URL (endpoint=, --endpoint) is not a valid URL: Invalid IPv6 URL"),
+    ("--graph-store", "http://127.0.0.1:9/ds-é/store", "has a non-ASCII character at character 23: remove it, or percent-encode"),
     ("--timeout", "1e12", "timeout must be at most 604,800 seconds (a week)"),
 ])
 def test_endpoint_urls_and_timeouts_are_checked_before_any_request(tmp_path, capsys, option, value, said):
@@ -796,6 +799,41 @@ def test_endpoint_urls_and_timeouts_are_checked_before_any_request(tmp_path, cap
         assert main([*argv, *endpoint, option, value]) == 2, argv
         err = capsys.readouterr().err
         assert said in err and "internal error" not in err, err
+
+
+@pytest.mark.parametrize("url", ["http://[::1]:7878/query", "https://graphdb.example/repositories/x",
+                                 "http://h:3030/ds/sparql?apikey=k", "HTTP://h/query", "http://h/a%C3%A9/query"])
+def test_endpoint_urls_of_real_servers_are_taken(url):
+    RemoteStore(url, graph_store=url, update_endpoint=url)
+
+
+def test_a_request_that_cannot_be_sent_in_time_is_said_not_applied(tmp_path):
+    """rv44 #7: a server that takes the connection but reads nothing: the request was never sent whole, so
+    "may still be applied there" (right for a sent request without an answer) would mislead."""
+    import socket
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    try:
+        store = RemoteStore(f"http://127.0.0.1:{listener.getsockname()[1]}/query", timeout=1, batch_bytes=64 * 2**20)
+        lines = b"".join(b"<http://e/s%d> <http://e/p> \"%s\" .\n" % (i, b"x" * 200) for i in range(100_000))
+        with pytest.raises(StoreError, match=r"cannot send to http://127\.0\.0\.1:\d+/store\?default within 1 s "
+                                             r"\(timeout=, --timeout\): this request was not applied; no earlier batch"):
+            store.load_ntriples(io.BytesIO(lines))
+    finally:
+        listener.close()
+
+
+def test_a_remote_load_starting_with_a_blank_node_is_checked_by_an_iri_subject(tmp_path):
+    """rv44 #2: the check that a load's first batch is queryable bound the first triple, a blank node:
+    "only IRIs and literals can be bound", after the batch was stored."""
+    with oxigraph_server(tmp_path / "srv") as url:
+        store = RemoteStore(url)
+        store.load_ntriples(io.BytesIO(b'_:b <http://e/p> "x" .\n<http://e/s> <http://e/p> "1.0"^^<http://www.w3.org/2001/XMLSchema#decimal> .\n'))
+        assert store.count() == 2
+        store.load_ntriples(io.BytesIO(b'_:b <http://e/p> _:c .\n'))  # no IRI subject: nothing to ask for
+        assert store.count() == 3
 
 
 def test_an_upper_case_scheme_is_an_http_url_and_an_explicit_url_is_not_called_derived(tmp_path, capsys):
