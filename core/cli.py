@@ -29,7 +29,8 @@ class _Once(argparse._StoreAction):
     def __call__(self, parser, namespace, values, option_string=None):
         given = namespace.__dict__.setdefault("_given", {})
         if self.option_strings and self.dest in given and given[self.dest] != values:
-            raise argparse.ArgumentError(self, f"given twice, as {given[self.dest]!r} and {values!r}: give it once")
+            # the values are not repeated: an endpoint URL may hold a key (rv44 #3)
+            raise argparse.ArgumentError(self, "given twice, with different values: give it once")
         given[self.dest] = values
         super().__call__(parser, namespace, values, option_string)
 

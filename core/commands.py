@@ -41,12 +41,13 @@ def _run_vocab(args: argparse.Namespace) -> int:
     from changeprov.ontology.summary import vocabulary_report
 
     report = vocabulary_report()
+    args.verdict = 0 if report["ok"] else 1  # also when the reader goes early (rv44 #6)
     if args.format == "json":
         print(json.dumps(report, indent=2, sort_keys=True))
     else:
         for line in report["lines"]:
             print(line)
-    return 0 if report["ok"] else 1
+    return args.verdict
 
 
 def _configure_map(p: argparse.ArgumentParser) -> None:

@@ -348,6 +348,29 @@ def test_a_single_valued_option_given_twice_is_refused(tmp_path, capsys, argv, o
     assert list(tmp_path.iterdir()) == []
 
 
+def test_given_twice_names_no_value_an_endpoint_key_included(capsys):
+    """rv44 #3: the refusal repeated both values, API keys in endpoint URLs included."""
+    with pytest.raises(SystemExit):
+        main(["query", "deleted-entities", "--endpoint", "http://h/q?apikey=S3CR3T", "--endpoint", "http://h/q?apikey=OTHER"])
+    err = capsys.readouterr().err
+    assert "argument --endpoint: given twice, with different values: give it once" in err
+    assert "S3CR3T" not in err and "OTHER" not in err
+
+
+def test_repeatable_options_flags_and_positionals_still_parse():
+    """The once-only action replaces argparse's store; append (--param, --only, --conf), store_true and
+    positionals must not be touched by it."""
+    from changeprov.cli import build_parser
+
+    args = build_parser().parse_args(["query", "entity-state", "--param", "entity=a", "--param", "version=0.1",
+                                      "--allow-service", "--allow-service", "--store", "s", "--store", "s"])
+    assert args.param == ["entity=a", "version=0.1"] and args.allow_service and args.store == "s" and args.name == "entity-state"
+    args = build_parser().parse_args(["check", "--only", "shacl", "--only", "prov"])
+    assert args.only == ["shacl", "prov"]
+    args = build_parser().parse_args(["export", "a.jsonl", "b.jsonl", "--out", "o", "--conf", "a=1", "--conf", "b=2"])
+    assert args.inputs == ["a.jsonl", "b.jsonl"] and args.conf == ["a=1", "b=2"]
+
+
 def test_a_single_valued_option_given_twice_alike_is_taken(tmp_path, capsys):
     out = tmp_path / "e.jsonl"
     assert main(["generate", "--events", "5", "--events", "5", "--out", str(out), "--out", str(out)]) == 0
