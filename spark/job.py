@@ -350,8 +350,9 @@ def export(spark: SparkSession, inputs: Sequence[str], out: str, *, family: str 
     group = f"changeprov-export-{run_id}"  # this run's jobs, to cancel them and no caller's others
     caller = {key: spark.sparkContext.getLocalProperty(key) for key in _JOB_GROUP_PROPERTIES}
     spark.sparkContext.setJobGroup(group, "changeprov export", interruptOnCancel=True)
-    loud_again = quiet_failed_writes(spark)
+    loud_again: Callable[[], None] = lambda: None
     try:
+        loud_again = quiet_failed_writes(spark)
         return _export(spark, inputs, out, fs, run_id, started, family=family, mode=mode, compress=compress,
                        progress=progress, committing=committing)
     except BaseException:
@@ -359,13 +360,15 @@ def export(spark: SparkSession, inputs: Sequence[str], out: str, *, family: str 
             _discard_staging(spark, fs, run_id, group)
         raise
     finally:
-        release_lock(fs, run_id)
-        loud_again()  # after _discard_staging: cancelled write tasks report their abort too
-        try:  # the caller's own job group, if it had one
-            for key, value in caller.items():
-                spark.sparkContext.setLocalProperty(key, value)
-        except Exception:  # noqa: BLE001 - the JVM stopped with an interrupt
-            pass
+        try:
+            release_lock(fs, run_id)
+        finally:  # also when the lock could not be removed (rv44 #5: the loggers stayed off)
+            loud_again()  # after _discard_staging: cancelled write tasks report their abort too
+            try:  # the caller's own job group, if it had one
+                for key, value in caller.items():
+                    spark.sparkContext.setLocalProperty(key, value)
+            except Exception:  # noqa: BLE001 - the JVM stopped with an interrupt
+                pass
 
 
 #: what SparkContext.setJobGroup sets (a thread's local properties)

@@ -67,33 +67,41 @@ _QUIET_LOGGERS = ("org.apache.spark.sql.catalyst.expressions.codegen.CodeGenerat
 # while an export runs, since Utils also reports other failures of the session (rv43b #7).
 _WRITE_LOGGERS = ("org.apache.spark.util.Utils", "org.apache.spark.sql.execution.datasources.FileFormatWriter")
 _quieting = threading.Lock()
-_quiet_writers: dict[int, tuple[int, dict]] = {}  # per JVM gateway: exports running, the levels before
+_quiet_writers: dict[int, tuple[int, dict]] = {}  # per SparkContext: exports running, the loggers' levels before
 
 
 def quiet_failed_writes(spark) -> Callable[[], None]:
     """Silence the loggers of a failed write while an export runs; returns what puts them back (when
-    the session's last running export ends). Best effort after that: the JVM may be gone."""
+    the session's last running export ends): a logger that had no level of its own gets none again, so
+    that a later ``setLogLevel`` reaches it (rv44 #5). Best effort after that: the JVM may be gone."""
     jvm = spark.sparkContext._jvm
     config, level = jvm.org.apache.logging.log4j.core.config.Configurator, jvm.org.apache.logging.log4j.Level
     key = id(spark.sparkContext)
     with _quieting:
         running, before = _quiet_writers.get(key, (0, {}))
         if not running:
-            manager = jvm.org.apache.logging.log4j.LogManager
-            before = {name: manager.getLogger(name).getLevel() for name in _WRITE_LOGGERS}
+            configured = jvm.org.apache.logging.log4j.LogManager.getContext(False).getConfiguration()
+            # a level of its own (a LoggerConfig of that name), or None: it inherits one
+            before = {name: configured.getLoggerConfig(name).getLevel()
+                      if configured.getLoggerConfig(name).getName() == name else None for name in _WRITE_LOGGERS}
             for name in _WRITE_LOGGERS:
                 config.setLevel(name, level.OFF)
         _quiet_writers[key] = (running + 1, before)
 
     def restore() -> None:
         with _quieting:
-            running, levels = _quiet_writers.pop(key)
+            running, levels = _quiet_writers.pop(key, (0, {}))
             if running > 1:
                 _quiet_writers[key] = (running - 1, levels)
                 return
             try:
+                context = jvm.org.apache.logging.log4j.LogManager.getContext(False)
                 for name, was in levels.items():
-                    config.setLevel(name, was)
+                    if was is not None:
+                        config.setLevel(name, was)
+                    else:
+                        context.getConfiguration().removeLogger(name)
+                context.updateLoggers()
             except Exception:  # noqa: BLE001 - the JVM stopped with an interrupt
                 pass
 

@@ -301,6 +301,26 @@ def test_a_run_stopped_before_its_commit_removes_its_staging(spark, mixed_export
     assert committed_partitions(out)  # loadable: no leftovers
 
 
+def test_failed_write_loggers_are_quiet_until_the_last_export_ends_and_then_not_pinned(spark):
+    """rv44 #5: two exports at once share the silencing (the first to end must not turn it off for the
+    other), and putting it back must not pin the loggers' levels (a later setLogLevel reached them no more)."""
+    from changeprov.spark.session import quiet_failed_writes
+
+    jvm = spark.sparkContext._jvm
+    level = lambda: str(jvm.org.apache.logging.log4j.LogManager.getLogger("org.apache.spark.util.Utils").getLevel())
+    before = level()
+    first, second = quiet_failed_writes(spark), quiet_failed_writes(spark)
+    first()
+    assert level() == "OFF"
+    second()
+    assert level() == before != "OFF"
+    spark.sparkContext.setLogLevel("WARN")
+    try:
+        assert level() == "WARN"
+    finally:
+        spark.sparkContext.setLogLevel("ERROR")
+
+
 def test_an_overwrite_killed_while_committing_leaves_what_it_replaced_to_the_next_run(spark, mixed_log, mixed_export,
                                                                                        tmp_path, monkeypatch):
     """ut42e #4: an overwrite deletes the old manifest before it moves its files; killed then, the run
