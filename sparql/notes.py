@@ -486,6 +486,39 @@ def _same_millisecond(store: TripleStore, bound: Mapping, _rows: Rows | None) ->
             f"(taken by IRI){where}", *notes]
 
 
+# the tags and glossary terms the entity's changes added whose own entity (same FQN, another node: an
+# OpenMetadata tag or term with events of its own) was hard-deleted by as_of, itself or with its parent
+_DELETED_LABELS = (OM_PREFIX +
+                   "SELECT DISTINCT ?entity ?as_of ?fqn ?time WHERE {\n#@bindings\n"
+                   "  ?ev om:affectsEntity ?entity .\n  ?ev om:hasChangeDescription ?cd .\n"
+                   "  ?cd om:fieldsAdded|om:fieldsUpdated ?fc .\n"
+                   "  ?fc ?rel ?label FILTER(?rel IN (om:addedTag, om:addedGlossaryTerm))\n"
+                   "  ?label om:fullyQualifiedName ?fqn .\n  ?term om:fullyQualifiedName ?fqn FILTER(?term != ?label)\n"
+                   "  ?gone om:affectsEntity|om:cascadesTo ?term .\n"
+                   "  ?gone om:lifecycleChange ?lifecycle FILTER(?lifecycle = om:HardDeleted)\n"
+                   "  ?gone om:timestamp ?time FILTER(COALESCE(?time <= ?as_of, true))\n"
+                   "} ORDER BY ?time ?fqn\n")
+
+
+def _deleted_labels(store: TripleStore, bound: Mapping, rows: Rows) -> list[str]:
+    """A tag or glossary term in the state that was itself hard-deleted by then (ut44b #6): OpenMetadata
+    takes a deleted label off every asset without a change event for each, so the log cannot end it."""
+    if "entity" not in bound:
+        return []
+    shown: dict[str, list] = {}  # a label's FQN → when the rows showing it set it
+    for r in rows.dicts():
+        if r.get("value") is not None and r.get("field") is not None and r["field"].value.rsplit(".", 1)[-1] == "tags":
+            shown.setdefault(r["value"].value, []).append(r.get("set_at"))
+    if not shown:
+        return []
+    # deleted after a row set it (a term re-created and applied again after the delete is no such case)
+    gone = [r for r in store.select(_DELETED_LABELS, {k: bound[k] for k in ("entity", "as_of") if k in bound}).dicts()
+            if any(t is None or t.value < r["time"].value for t in shown.get(r["fqn"].value, []))]
+    return [f"{r['fqn'].value} was hard-deleted at {display_text(r['time'])}: OpenMetadata takes a deleted tag or "
+            f"glossary term off every asset without a change event for each, so the log does not end it here"
+            for r in gone[:5]]
+
+
 def _former_names(store: TripleStore, _bound: Mapping, rows: Rows) -> list[str]:
     """A row found by a name a renamed OpenMetadata entity gave up: passed as entity=, that name names
     the entity that holds it now (ut40 #6), so say which name names this one."""
@@ -575,6 +608,7 @@ EMPTY_CHECKS["same-millisecond"] = lambda store, bound: _same_millisecond(store,
 #: ``# if-rows: NAME`` checks: rows → notes explaining an answer
 ROW_CHECKS = {"datahub-views": _datahub_views, "impersonations": _impersonations, "clock-skew": _clock_skew,
               "former-names": _former_names, "soft-deleted": _soft_deleted, "same-millisecond": _same_millisecond,
+              "deleted-labels": _deleted_labels,
               "unknown-version": lambda store, bound, _rows: _versions_note(store, bound),
               "no-creation": lambda store, bound, _rows: _no_creation(store, bound)}
 

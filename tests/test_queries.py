@@ -592,6 +592,26 @@ def _om_update(n: int, ms: int, version: float, *, added=(), updated=(), deleted
                                   "fieldsDeleted": list(deleted), "previousVersion": round(version - 0.1, 1)}}
 
 
+def test_entity_state_says_when_a_label_it_shows_was_hard_deleted(tmp_path):
+    """ut44b #6: a glossary term deleted (hard) stayed on the tables it was applied to, without a word:
+    OpenMetadata takes it off every asset without a change event for each."""
+    day = 1_788_249_600_000
+    term = lambda n, event_type, ms, version: {
+        "id": f"g-{n}", "eventType": event_type, "entityType": "glossaryTerm", "entityId": "term-1",
+        "entityFullyQualifiedName": "G.Revenue", "userName": "admin", "timestamp": ms,
+        "previousVersion": version, "currentVersion": version}
+    tagged = _om_update(1, day + 1000, 0.2, added=[{"name": "tags", "newValue": json.dumps(
+        [{"tagFQN": "G.Revenue", "source": "Glossary", "labelType": "Manual", "state": "Confirmed"}])}])
+    events = [term(1, "entityCreated", day, 0.1), tagged, term(2, "entityDeleted", day + 5000, 0.1)]
+    said = "G.Revenue was hard-deleted at 2026-09-01T08:00:05.000Z: OpenMetadata takes a deleted tag or glossary term"
+    with _store_of(events, tmp_path) as store:
+        now = run_query(store, "entity-state", {"entity": "svc.db.sch.t"})
+        assert [r["value"].value for r in now.dicts()] == ["G.Revenue"]
+        assert any(n.startswith(said) for n in now.notes), now.notes
+        before = run_query(store, "entity-state", {"entity": "svc.db.sch.t", "as_of": day + 2000})
+        assert before.rows and not any("hard-deleted" in n for n in before.notes), before.notes
+
+
 def test_an_openmetadata_entitys_domains_are_its_members_added_and_not_removed(tmp_path):
     """ut44b #1: domains kept only their JSON, so the state showed the last change's domains: created in
     Sales, Marketing added, then Sales removed showed Marketing alone at 0.2 and no domain at all later."""
