@@ -12,7 +12,7 @@ from changeprov.mapping.vocab import om, term
 # "initial": what an OpenMetadata creation set (openmetadata._initial_values), listed as added
 # "dropped": the tags a dropped column took with it (openmetadata._dropped_column_tags), listed as deleted
 FIELD_KINDS = {"added": "fieldsAdded", "updated": "fieldsUpdated", "deleted": "fieldsDeleted", "initial": "fieldsAdded",
-               "dropped": "fieldsDeleted"}
+               "dropped": "fieldsDeleted", "appeared": "fieldsAdded"}
 _UNSET = object()
 
 

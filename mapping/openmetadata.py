@@ -72,7 +72,8 @@ def map_openmetadata(obj: dict, *, legacy: bool = False) -> Graph:
     # A hard delete's changeDescription repeats the entity's last change (SOURCES.md; it is how the
     # server keeps the entity): checked like any other, but not a change the deleting user made.
     hard = rule.get("lifecycle") == "om-event:HardDeleted"
-    _field_changes(Graph() if hard else g, event, entity, obj, fqn=get(obj, "entityFullyQualifiedName", str))
+    _field_changes(Graph() if hard else g, event, entity, obj, fqn=get(obj, "entityFullyQualifiedName", str),
+                   created=rule.get("lifecycle") == "om-event:Created")
     if rule.get("lifecycle") == "om-event:Created":
         _initial_values(g, event, entity, state, get(obj, "changeDescription", dict),
                         fqn=get(obj, "entityFullyQualifiedName", str))
@@ -182,7 +183,8 @@ def _column(g: Graph, path: str, fqn: str) -> NamedNode:
     return g.entity(node, fqn=fqn, cls=om("Column"))
 
 
-def _field_changes(g: Graph, event: NamedNode, entity: NamedNode, obj: dict, *, fqn: str | None) -> None:
+def _field_changes(g: Graph, event: NamedNode, entity: NamedNode, obj: dict, *, fqn: str | None,
+                   created: bool = False) -> None:
     description = get(obj, "changeDescription", dict)
     if not description:
         return
@@ -195,7 +197,7 @@ def _field_changes(g: Graph, event: NamedNode, entity: NamedNode, obj: dict, *, 
             old, new = _field_value(name, item, "oldValue"), _field_value(name, item, "newValue")
             change = field_change(g, event, kind, i, name, old=old, new=new)
             _about_column(g, change, name, fqn)
-            _structured(g, event, entity, change, path, name, kind, old, new, fqn=fqn)
+            _structured(g, event, entity, change, path, name, kind, old, new, fqn=fqn, appeared=not created)
 
 
 #: what a creation sets besides column tags, in this order; then the column tags, level by level
@@ -326,7 +328,10 @@ def _field_value(name: str, item: dict, key: str) -> Any:
 
 
 def _structured(g: Graph, event: NamedNode, entity: NamedNode, change: NamedNode, path: str, name: str,
-                kind: str, old: Any, new: Any, *, fqn: str | None, new_path: str | None = None) -> None:
+                kind: str, old: Any, new: Any, *, fqn: str | None, new_path: str | None = None,
+                appeared: bool = False) -> None:
+    """``appeared``: the tags of columns the change adds become field changes of their own (not in a
+    creation, whose column tags are its initial values)."""
     # a struct column's nested columns are columns, keyed below it (``{fqn}.addr.NAME``)
     nested = nested_columns(name)
     handler = "columns" if nested is not None else rules()["openmetadataStructuredFields"].get(name.rsplit(".", 1)[-1])
@@ -358,6 +363,9 @@ def _structured(g: Graph, event: NamedNode, entity: NamedNode, change: NamedNode
                 g.add(change, om("changedSchemaField"), new_nodes[k])
         _dropped_column_tags(g, event, change, f"{path}.oldValue", old, set(old_nodes) - set(new_nodes), fqn=fqn,
                              nested=nested)
+        if appeared:
+            _dropped_column_tags(g, event, change, f"{path}.newValue", new, set(new_nodes) - set(old_nodes), fqn=fqn,
+                                 nested=nested, side="appeared")
 
 
 #: the member properties of the lists whose members are entity references
@@ -366,14 +374,19 @@ _LIST_MEMBERS = {"owners": ("om-event:addedOwner", "om-event:removedOwner"),
 
 
 def _dropped_column_tags(g: Graph, event: NamedNode, change: NamedNode, path: str, old: Any, dropped: set[str], *,
-                         fqn: str | None, nested: str | None = None) -> None:
+                         fqn: str | None, nested: str | None = None, side: str = "dropped") -> None:
     """A dropped column's tags go with it, and so do its nested columns' tags: for each dropped column
     (the last element with its key) and each of its nested columns (``column_tags``) that has a name
     and tags, a field change ``columns.NAME.tags`` (``columns.A.B.tags``) listed as fieldsDeleted
     (``{change}`` kind and index, then the column's index and its nested columns' indexes:
     ``{event}/change/dropped/{kind}-{i}-{j}[-{k}…]``) removes them, so that no state or tag query keeps
     PII on a column that no longer exists. Nested columns dropped from a struct column that stays
-    (``nested``, the change ``columns.addr``) are named below it: ``columns.addr.zip.tags``."""
+    (``nested``, the change ``columns.addr``) are named below it: ``columns.addr.zip.tags``.
+
+    ``side="appeared"``: the same for the columns a change adds (``old`` is then the new value, and
+    ``dropped`` the added keys): ``{event}/change/appeared/…`` listed as fieldsAdded adds their tags
+    (ut44g #1: a column added with PII.Sensitive was in no tag query or audit)."""
+    appeared = side == "appeared"
     items = [old] if isinstance(old, dict) else old if isinstance(old, list) else []
     keys_fqn = _below(fqn, nested)
     prefix = f"{nested}." if nested is not None else ""
@@ -387,12 +400,15 @@ def _dropped_column_tags(g: Graph, event: NamedNode, change: NamedNode, path: st
         for field, at, index, tags in column_tags([(f"{path}[{j}]", prefix, str(j), items[j])]):
             if not isinstance(tags, list) or not tags:
                 continue
-            dropped_change = field_change(g, event, "dropped", f"{source}-{index}", field, old=tags)
+            dropped_change = (field_change(g, event, side, f"{source}-{index}", field, new=tags) if appeared
+                              else field_change(g, event, side, f"{source}-{index}", field, old=tags))
             _about_column(g, dropped_change, field, fqn)
             members = _members(g, "tags", at, tags, fqn)
-            for cls, removed in (("Tag", "om-event:removedTag"), ("GlossaryTerm", "om-event:removedGlossaryTerm")):
-                member_changes(g, dropped_change, old={k: n for k, (c, n) in members.items() if c == cls}, new={},
-                               added="", removed=removed)
+            for cls, added, removed in (("Tag", "om-event:addedTag", "om-event:removedTag"),
+                                        ("GlossaryTerm", "om-event:addedGlossaryTerm", "om-event:removedGlossaryTerm")):
+                of_class = {k: n for k, (c, n) in members.items() if c == cls}
+                member_changes(g, dropped_change, old={} if appeared else of_class, new=of_class if appeared else {},
+                               added=added, removed=removed)
 
 
 def _column_key(item: Any, fqn: str | None) -> str | None:

@@ -151,7 +151,8 @@ def _values(plan: Plan, *, family: str, legacy: bool) -> SimpleNamespace:
     edge = _lineage_fields(plan, d["state"], d["is_lineage"])
     changes = b("changes2", _change_values(changes))
     plan.next()
-    changes = b("changes3", _change_members(changes, s["entityFullyQualifiedName"]))
+    changes = b("changes3", _change_members(changes, s["entityFullyQualifiedName"],
+                                            F.coalesce(r["lifecycle"] == "om-event:Created", F.lit(False))))
     plan.next()
 
     # stage: IRIs
@@ -608,10 +609,11 @@ _MEMBER = ("struct<side:string,i:int,obj:boolean,f:struct<" + ",".join(f"{n}:var
            + ">,json:string>")
 
 
-def _change_members(changes: Column, fqn: Column) -> Column:
+def _change_members(changes: Column, fqn: Column, created: Column) -> Column:
     """+ members (tags, owners, columns of the old value, unless an addition, then of the new value,
     unless a deletion), the winning ones per side (dict semantics: the last element with a key
-    wins), and the run of a pipelineStatus value."""
+    wins), the run of a pipelineStatus value, and the tags of the columns the change drops and (not in
+    a creation: openmetadata._structured's ``appeared``) adds."""
     def elements(value: Column, k: Column) -> Column:
         return F.when(k == "object", F.array(value)).when(k == "array", items(value))
 
@@ -631,17 +633,20 @@ def _change_members(changes: Column, fqn: Column) -> Column:
     # a struct column's nested columns are keyed below it (openmetadata._structured)
     with_members = F.transform(with_sides, lambda c: c.withField("members", _members(c["handler"], c["members"], F.when(
         c["nested"].isNotNull() & truthy(fqn), F.concat(fqn, F.lit("."), c["nested"])).otherwise(fqn))))
-    return extend(extend(with_members, win=lambda c: _winners(c["members"])), dropped=lambda c: _dropped(c, fqn))
+    return extend(extend(with_members, win=lambda c: _winners(c["members"])), dropped=lambda c: _dropped(c, fqn),
+                  appeared=lambda c: F.when(~created, _dropped(c, fqn, side="new")))
 
 
-def _dropped(c: Column, fqn: Column) -> Column:
+def _dropped(c: Column, fqn: Column, *, side: str = "old") -> Column:
     """openmetadata._dropped_column_tags: the old columns (winners) not among the new ones, with a name,
     and their nested columns (_column_tags), those with tags: struct<at (path of the tags below the
     old value), idx (``j-k-…``), name (``columns.A.B.tags``), tags, members (of the tags), win>. The
-    names of columns dropped from a struct column (the change ``columns.addr``) start with its path."""
+    names of columns dropped from a struct column (the change ``columns.addr``) start with its path.
+    ``side="new"``: the same of the new columns not among the old ones (``side="appeared"`` there)."""
+    other = "new" if side == "old" else "old"
     prefix = F.coalesce(F.concat(c["nested"], F.lit(".")), F.lit(""))
-    gone = F.filter(c["win"], lambda m: (m["side"] == "old") & ~F.exists(
-        c["win"], lambda o: (o["side"] == "new") & (o["key"] == m["key"])) & truthy(m["name"]))
+    gone = F.filter(c["win"], lambda m: (m["side"] == side) & ~F.exists(
+        c["win"], lambda o: (o["side"] == other) & (o["key"] == m["key"])) & truthy(m["name"]))
 
     def walk(m: Column) -> Column:
         return _column_tags(F.array(F.struct(
@@ -654,7 +659,7 @@ def _dropped(c: Column, fqn: Column) -> Column:
 
     def tags(t: Column) -> Column:
         elements = F.transform(items(t["value"]), lambda x, i: F.struct(
-            F.lit("old").alias("side"), i.alias("i"), (kind_of(x) == "object").alias("obj"),
+            F.lit(side).alias("side"), i.alias("i"), (kind_of(x) == "object").alias("obj"),
             struct_of(x, _MEMBER_READ).alias("f"), F.lit(None).cast("string").alias("json")))
         return let({"ms": _members(F.lit("tags"), elements, fqn)}, lambda b: F.struct(
             t["path"].alias("at"), t["idx"].alias("idx"), t["name"].alias("name"), t["value"].alias("tags"),
@@ -717,8 +722,11 @@ def _change_error(c: Column) -> Column:
     with ck.guard(c["run"].isNotNull()):
         _run_checks(ck, c["run"], at(path, ".newValue"))
     ck.error(first_error(F.transform(c["members"], lambda m: _member_error(c["handler"], m, path, initial))))
-    ck.error(first_error(F.transform(c["dropped"], lambda d: first_error(F.transform(d["members"], lambda m: _member_error(
-        F.lit("tags"), m, F.concat(path, F.lit(".oldValue"), d["at"]), F.lit(True)))))))
+    def column_tags_error(value: str):  # one argument: F.transform reads a second one as the index
+        return lambda d: first_error(F.transform(d["members"], lambda m: _member_error(
+            F.lit("tags"), m, F.concat(path, F.lit(value), d["at"]), F.lit(True))))
+    ck.error(first_error(F.transform(c["dropped"], column_tags_error(".oldValue"))))
+    ck.error(first_error(F.transform(c["appeared"], column_tags_error(".newValue"))))
     return ck.column()
 
 
@@ -775,20 +783,23 @@ def _change_triples(c: Column, event: Column, entity: Column, fqn: Column) -> Co
         new = F.filter(w["w"], lambda m: m["side"] == "new")
         return let({"old": old, "new": new}, lambda s: _member_changes(c["handler"], change, s["old"], s["new"]))
 
-    def dropped(d: Column) -> Column:  # openmetadata._dropped_column_tags
+    def dropped(d: Column, kind: str = "dropped") -> Column:  # openmetadata._dropped_column_tags
         index = F.concat(c["k"], F.lit("-"), c["i"].cast("string"), F.lit("-"), d["idx"])
         name = d["name"]
-        node = iri(change_node(event, "dropped", index))
-        return cat(F.array(*field_change_triples(event, "dropped", name, index=index,
-                                                 old=value_literal(d["tags"], F.lit("array")))),
+        node = iri(change_node(event, kind, index))
+        tags = value_literal(d["tags"], F.lit("array"))
+        none = F.filter(d["win"], lambda m: F.lit(False))  # no members, of the same type
+        return cat(F.array(*field_change_triples(event, kind, name, index=index, old=tags if kind == "dropped" else None,
+                                                 new=tags if kind == "appeared" else None)),
                    _about_column(node, name, fqn),
                    flat(F.transform(d["members"], lambda m: _member_node_triples(F.lit("tags"), m))),
-                   _member_changes(F.lit("tags"), node, d["win"],
-                                   F.filter(d["win"], lambda m: F.lit(False))))  # new: none, of the same type
+                   _member_changes(F.lit("tags"), node, d["win"], none) if kind == "dropped"
+                   else _member_changes(F.lit("tags"), node, none, d["win"]))
 
     run = F.when(c["run"].isNotNull(), _run_triples(c["run"], entity))
     return cat(base, _about_column(change, c["name"], fqn, c["nested"]), flat(members), let({"w": c["win"]}, diffs), run,
-               flat(F.transform(c["dropped"], dropped)))
+               flat(F.transform(c["dropped"], lambda d: dropped(d))),  # one argument: a second is the index
+               flat(F.transform(c["appeared"], lambda d: dropped(d, "appeared"))))
 
 
 def _member_node_triples(handler: Column, m: Column) -> Column:

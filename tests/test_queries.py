@@ -592,6 +592,28 @@ def _om_update(n: int, ms: int, version: float, *, added=(), updated=(), deleted
                                   "fieldsDeleted": list(deleted), "previousVersion": round(version - 0.1, 1)}}
 
 
+def test_the_tags_of_a_column_an_update_adds_are_added(tmp_path):
+    """ut44g #1: a column added with PII.Sensitive (ingestion classifies it) was in no tag query, state or
+    audit: only the tags of dropped columns had field changes of their own."""
+    day = 1_788_249_600_000
+    pii = [{"tagFQN": "PII.Sensitive", "source": "Classification", "labelType": "Automated", "state": "Suggested"}]
+    added = _om_update(1, day, 0.2, added=[{"name": "columns", "newValue": json.dumps([
+        {"name": "email", "fullyQualifiedName": "svc.db.sch.t.email", "tags": pii},
+        {"name": "addr", "fullyQualifiedName": "svc.db.sch.t.addr", "children": [{"name": "street", "tags": pii}]}])}])
+    dropped = _om_update(2, day + 1000, 0.3, deleted=[{"name": "columns", "oldValue": json.dumps([
+        {"name": "email", "fullyQualifiedName": "svc.db.sch.t.email", "tags": pii}])}])
+    with _store_of([added, dropped], tmp_path) as store:
+        changes = run_query(store, "tag-changes", {"tag": "PII.Sensitive"}).dicts()
+        assert [(r["action"].value, r["field"].value, r["user"].value) for r in changes] == [
+            ("added", "columns.addr.street.tags", "alice"), ("added", "columns.email.tags", "alice"),
+            ("removed", "columns.email.tags", "alice")]
+        state = run_query(store, "entity-state", {"entity": "svc.db.sch.t", "version": "0.2"}).dicts()
+        assert {(r["field"].value, r["value"].value) for r in state if r["field"].value.endswith(".tags")} == {
+            ("columns.email.tags", "PII.Sensitive"), ("columns.addr.street.tags", "PII.Sensitive")}
+        audit = run_query(store, "audit-sensitive-tags", {}).dicts()
+        assert sorted(r["action"].value for r in audit) == ["added", "added", "removed"]
+
+
 def test_entity_state_says_when_a_label_it_shows_was_hard_deleted(tmp_path):
     """ut44b #6: a glossary term deleted (hard) stayed on the tables it was applied to, without a word:
     OpenMetadata takes it off every asset without a change event for each."""
