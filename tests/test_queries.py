@@ -592,6 +592,29 @@ def _om_update(n: int, ms: int, version: float, *, added=(), updated=(), deleted
                                   "fieldsDeleted": list(deleted), "previousVersion": round(version - 0.1, 1)}}
 
 
+def test_a_reused_version_is_the_finding_of_the_event_that_reused_it(tmp_path):
+    """ut44g #2: 0.1 -> 0.2 -> 0.3 (alice), 0.3 -> 0.2 (bob), 0.2 -> 0.3 (carol): the reuse of 0.3 was dated
+    at alice's event or carol's by the order of their IRIs, and a --since window of carol's left it out."""
+    day = 86_400_000
+    t = 1_782_864_000_000
+    steps = [(0.2, "alice", 0), (0.3, "alice", 1), (0.2, "bob", 3), (0.3, "carol", 4)]
+    events = []
+    for n, (version, user, d) in enumerate(steps, start=1):
+        e = _om_update(n, t + d * day, version, updated=[{"name": "description", "oldValue": "a", "newValue": str(n)}])
+        e["userName"] = user
+        if n == 3:
+            e["previousVersion"] = e["changeDescription"]["previousVersion"] = 0.3
+        events.append(e)
+    # carol's event IRI sorts after alice's: by IRI order the finding was alice's
+    from changeprov.mapping.emit import minted
+    iri = lambda event: minted("event", "openmetadata", event["id"]).value
+    events[3]["id"] = next(f"u-4-{k}" for k in range(1000) if iri({"id": f"u-4-{k}"}) > iri(events[1]))
+    with _store_of(events, tmp_path) as store:
+        rows = [r for r in run_query(store, "audit-versions", {}).dicts() if "reused" in r["detail"].value
+                and r["version"].value == "0.3"]
+        assert [(r["user"].value, r["time"].value) for r in rows] == [("carol", "2026-07-05T00:00:00Z")], rows
+
+
 def test_the_tags_of_a_column_an_update_adds_are_added(tmp_path):
     """ut44g #1: a column added with PII.Sensitive (ingestion classifies it) was in no tag query, state or
     audit: only the tags of dropped columns had field changes of their own."""
