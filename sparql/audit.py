@@ -190,7 +190,7 @@ class Comparison:
 
 #: the details that tell two findings of a kind apart at one time and entity; the summaries hold
 #: counts and lists that grow with the store, and a bot's events grow with it (rv38 #1)
-_IDENTITY = {"bot": ("user",), "sensitive-tag": ("tag", "action"), "schema-drop": ("field",),
+_IDENTITY = {"bot": ("user",), "sensitive-tag": ("tag", "action", "user"), "schema-drop": ("field",),
              "schema-drop-unused": ("field",), "deletion": ("deletion",), "deletion-with-dependents": ("deletion",),
              "lineage-removed": ("edge",), "version-gap": ("missing",)}
 #: kinds whose time is their first event's, which a late line dated earlier moves (rv39 #2)
@@ -395,8 +395,10 @@ def _tagged(r: dict) -> tuple:
 
 def _tag_findings(rows: list[dict]) -> list[Finding]:
     out = []
-    groups = _group(rows, lambda r: (r["time"], _tagged(r), r["action"], r["tag"]))
-    for (t, about, action, tag), group in groups.items():
+    # by user too: two users tagging two columns in one millisecond are two findings (ut44g #3: bob's went
+    # into alice's); DataHub's two feeds of one action name the same actor
+    groups = _group(rows, lambda r: (r["time"], _tagged(r), r["action"], r["tag"], r["user"]))
+    for (t, about, action, tag, _user), group in groups.items():
         # a DataHub column's finding is about its dataset, as OpenMetadata's about the table, whichever
         # of the two feeds the store has (ut42d #1: the finding moved from the schemaField to the dataset
         # when the second feed arrived, and a baseline called it new)

@@ -925,3 +925,21 @@ def test_the_days_of_the_activity_chart_do_not_touch(days):
     assert len(xs) >= min(days, 30) and min(b - a for a, b in zip(xs, xs[1:])) >= 16  # enough labels, apart
     # rv43 L3: a library caller's chart narrower than its margins divided by zero
     assert bar_chart_svg([("day 1", 1, "")], svg_id="c", title="t", width=40).startswith("<svg")
+
+
+def test_two_users_tagging_in_one_millisecond_are_two_findings(tmp_path):
+    """ut44g #3: alice tagged columns.email and bob columns.phone with PII.Sensitive in one millisecond:
+    one finding "... by alice" with both fields, and bob was never named."""
+    pii = json.dumps([{"tagFQN": "PII.Sensitive", "source": "Classification", "labelType": "Manual", "state": "Confirmed"}])
+
+    def tagged(n, user, column):
+        return {"id": f"t-{n}", "eventType": "entityUpdated", "entityType": "table", "entityId": "tab-1",
+                "entityFullyQualifiedName": "s.d.x.t", "userName": user, "timestamp": 1_772_409_600_000,
+                "previousVersion": n / 10, "currentVersion": (n + 1) / 10,
+                "changeDescription": {"fieldsAdded": [{"name": f"columns.{column}.tags", "newValue": pii}],
+                                      "fieldsUpdated": [], "fieldsDeleted": []}}
+    db = _mapped_store([tagged(1, "alice", "email"), tagged(2, "bob", "phone")], tmp_path)
+    with open_store("embedded", path=db, read_only=True) as store:
+        found = sorted(f.summary for f in run_audit(store).findings if f.kind == "sensitive-tag")
+    assert found == ["tag PII.Sensitive added to columns.email.tags by alice",
+                     "tag PII.Sensitive added to columns.phone.tags by bob"], found
