@@ -329,7 +329,8 @@ def _agent_findings(rows: list[dict]) -> list[Finding]:
                                r["entity"], r["entity_name"]))
         elif r["problem"] == "impersonated":
             by = user_name(r["impersonator"])
-            out.append(Finding("impersonated", r["time"], f"made by {by} on behalf of {r['user']}",
+            # no user (its own no-user finding too): not "on behalf of None" (ut44g #5)
+            out.append(Finding("impersonated", r["time"], f"made by {by} on behalf of {r['user'] or '(no user)'}",
                                [r["event"]], r["entity"], r["entity_name"],
                                {"user": r["user"], "impersonator": by}))
     return out

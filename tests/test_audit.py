@@ -943,3 +943,21 @@ def test_two_users_tagging_in_one_millisecond_are_two_findings(tmp_path):
         found = sorted(f.summary for f in run_audit(store).findings if f.kind == "sensitive-tag")
     assert found == ["tag PII.Sensitive added to columns.email.tags by alice",
                      "tag PII.Sensitive added to columns.phone.tags by bob"], found
+
+
+def test_a_blank_openmetadata_user_name_is_no_user(tmp_path):
+    """ut44g #4 #5: userName "" and " " were users '' and ' ' (no finding), and an impersonated change
+    without a user was "on behalf of None"."""
+    def event(n, **extra):
+        return {"id": f"b-{n}", "eventType": "entityUpdated", "entityType": "table", "entityId": "tab-1",
+                "entityFullyQualifiedName": "s.d.x.t", "timestamp": 1_772_409_600_000 + n, "previousVersion": n / 10,
+                "currentVersion": (n + 1) / 10, "changeDescription": {
+                    "fieldsAdded": [], "fieldsDeleted": [],
+                    "fieldsUpdated": [{"name": "description", "oldValue": "a", "newValue": str(n)}]}, **extra}
+    db = _mapped_store([event(1, userName=""), event(2, userName="  "), event(3, userName="carol"),
+                        event(4, impersonatedBy="agent-z")], tmp_path)
+    with open_store("embedded", path=db, read_only=True) as store:
+        report = run_audit(store)
+    assert len([f for f in report.findings if f.kind == "no-user"]) == 3
+    assert [f.summary for f in report.findings if f.kind == "impersonated"] == ["made by agent-z on behalf of (no user)"]
+    assert dict(report.by_user()) == {"(no user)": 3, "carol": 1}
