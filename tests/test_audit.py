@@ -961,3 +961,18 @@ def test_a_blank_openmetadata_user_name_is_no_user(tmp_path):
     assert len([f for f in report.findings if f.kind == "no-user"]) == 3
     assert [f.summary for f in report.findings if f.kind == "impersonated"] == ["made by agent-z on behalf of (no user)"]
     assert dict(report.by_user()) == {"(no user)": 3, "carol": 1}
+
+
+def test_the_default_bot_pattern_takes_bot_as_a_word_not_inside_a_name(tmp_path):
+    """ut44g #6: talbot and abbot.costello were reported as bots."""
+    def event(n, user):
+        return {"id": f"u-{n}", "eventType": "entityUpdated", "entityType": "table", "entityId": "tab-1",
+                "entityFullyQualifiedName": "s.d.x.t", "userName": user, "timestamp": 1_772_409_600_000 + n,
+                "previousVersion": n / 10, "currentVersion": (n + 1) / 10, "changeDescription": {
+                    "fieldsAdded": [], "fieldsDeleted": [],
+                    "fieldsUpdated": [{"name": "description", "oldValue": "a", "newValue": str(n)}]}}
+    users = ["talbot", "abbot.costello", "ingestion-bot", "profiler-bot", "bot", "svc-loader", "alice"]
+    db = _mapped_store([event(n, u) for n, u in enumerate(users, start=1)], tmp_path)
+    with open_store("embedded", path=db, read_only=True) as store:
+        bots = sorted(r["user"].value for r in run_query(store, "audit-bots", {}).dicts())
+    assert bots == ["bot", "ingestion-bot", "profiler-bot", "svc-loader"]
