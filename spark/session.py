@@ -70,10 +70,18 @@ _quieting = threading.Lock()
 _quiet_writers: dict[int, tuple[int, dict]] = {}  # per SparkContext: exports running, the loggers' levels before
 
 
+#: what an export needs of a session it did not start (a caller's): the SQL settings of DEFAULTS that a
+#: running session takes. ANSI off is the one its output depends on (hostile values give NULL, never
+#: fail the job); the others are its speed.
+EXPORT_SQL = {k: v for k, v in DEFAULTS.items() if k.startswith("spark.sql.")}
+
+
 def quiet_failed_writes(spark) -> Callable[[], None]:
-    """Silence the loggers of a failed write while an export runs; returns what puts them back (when
-    the session's last running export ends): a logger that had no level of its own gets none again, so
-    that a later ``setLogLevel`` reaches it (rv44 #5). Best effort after that: the JVM may be gone."""
+    """While an export runs: the loggers of a failed write silenced, and the session's SQL settings the
+    export's (EXPORT_SQL); returns what puts both back when the session's last running export ends. A
+    logger that had no level of its own gets none again, so that a later ``setLogLevel`` reaches it
+    (rv44 #5); a setting the session did not set is unset again (ut44f #1: get_session changed a
+    caller's session for good). Best effort after that: the JVM may be gone."""
     jvm = spark.sparkContext._jvm
     config, level = jvm.org.apache.logging.log4j.core.config.Configurator, jvm.org.apache.logging.log4j.Level
     key = id(spark.sparkContext)
@@ -82,21 +90,34 @@ def quiet_failed_writes(spark) -> Callable[[], None]:
         if not running:
             configured = jvm.org.apache.logging.log4j.LogManager.getContext(False).getConfiguration()
             # a level of its own (a LoggerConfig of that name), or None: it inherits one
-            before = {name: configured.getLoggerConfig(name).getLevel()
-                      if configured.getLoggerConfig(name).getName() == name else None for name in _WRITE_LOGGERS}
+            before = {"loggers": {name: configured.getLoggerConfig(name).getLevel()
+                                  if configured.getLoggerConfig(name).getName() == name else None
+                                  for name in _WRITE_LOGGERS}, "sql": {}}
             for name in _WRITE_LOGGERS:
                 config.setLevel(name, level.OFF)
+            jconf = spark._jsparkSession.conf()
+            for name, value in EXPORT_SQL.items():
+                if spark.conf.get(name, None) == value:
+                    continue
+                was = jconf.getOption(name)
+                before["sql"][name] = was.get() if was.isDefined() else None
+                spark.conf.set(name, value)
         _quiet_writers[key] = (running + 1, before)
 
     def restore() -> None:
         with _quieting:
-            running, levels = _quiet_writers.pop(key, (0, {}))
+            running, saved = _quiet_writers.pop(key, (0, {}))
             if running > 1:
-                _quiet_writers[key] = (running - 1, levels)
+                _quiet_writers[key] = (running - 1, saved)
                 return
             try:
+                for name, was in saved.get("sql", {}).items():
+                    if was is None:
+                        spark.conf.unset(name)
+                    else:
+                        spark.conf.set(name, was)
                 context = jvm.org.apache.logging.log4j.LogManager.getContext(False)
-                for name, was in levels.items():
+                for name, was in saved.get("loggers", {}).items():
                     if was is not None:
                         config.setLevel(name, was)
                     else:
@@ -114,11 +135,20 @@ def get_session(*, master: str | None = "local[*]", app_name: str = "changeprov"
 
     ``master=None`` keeps the master spark-submit chose.
     """
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        # a caller's session (a notebook's, a scheduler's) stays as it is (ut44f #1: its SQL settings,
+        # log level and loggers were changed); the export sets what it needs while it runs (export_scope)
+        from changeprov.spark.jvmcache import remember_static_members
+
+        remember_static_members(active.sparkContext._jvm)
+        return active
     java_version()
     if master and master.startswith("local"):
         # Keep a local run on the loopback interface (no hostname lookups, no warnings about them).
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.appName(app_name)
     settings = {**DEFAULTS, **(conf or {})}

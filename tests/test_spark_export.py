@@ -301,6 +301,31 @@ def test_a_run_stopped_before_its_commit_removes_its_staging(spark, mixed_export
     assert committed_partitions(out)  # loadable: no leftovers
 
 
+def test_an_export_in_a_callers_session_gives_the_reference_and_leaves_its_settings(spark, tmp_path):
+    """ut44f #1: get_session applied the export's SQL settings (ANSI off, UTC, ...) to a caller's running
+    session for good. It now returns that session as it is, and the export sets what it needs (ANSI off:
+    hostile values must give NULL, never fail the job) only while it runs."""
+    from changeprov.spark.session import get_session
+
+    caller = {"spark.sql.ansi.enabled": "true", "spark.sql.session.timeZone": "America/New_York",
+              "spark.sql.sources.partitionOverwriteMode": "STATIC", "spark.sql.codegen.wholeStage": "true"}
+    before = {k: spark.conf.get(k) for k in caller}
+    log = tmp_path / "log.jsonl"
+    generate(log, events=300, seed=44, hostile_share=0.2, days=3)
+    try:
+        for k, v in caller.items():
+            spark.conf.set(k, v)
+        assert get_session(conf={"spark.sql.ansi.enabled": "false"}) is spark
+        assert {k: spark.conf.get(k) for k in caller} == caller, "get_session changed the caller's session"
+        result = export(spark, resolve_inputs([str(log)]), str(tmp_path / "out"))
+        assert {k: spark.conf.get(k) for k in caller} == caller, "the export left its settings behind"
+    finally:
+        for k, v in before.items():
+            spark.conf.set(k, v)
+    want, _ = reference_triples([str(log)], tmp_path)
+    assert read_triples(tmp_path / "out") == want and result.counts["balanced"]
+
+
 def test_failed_write_loggers_are_quiet_until_the_last_export_ends_and_then_not_pinned(spark):
     """rv44 #5: two exports at once share the silencing (the first to end must not turn it off for the
     other), and putting it back must not pin the loggers' levels (a later setLogLevel reached them no more)."""
