@@ -42,7 +42,7 @@ from changeprov.spark.commit import (_commit, committed_manifest, describe_repla
 from changeprov.spark.exportlock import acquire_lock, release_lock
 from changeprov.spark.fs import FileSystem, display_input, display_source, local_file, local_input, local_out
 from changeprov.spark.plans import add_stages, reuse
-from changeprov.spark.session import first_line, quiet_failed_writes
+from changeprov.spark.session import export_settings, first_line
 
 EVENT_TYPE_TRIPLE_END = (" <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> "
                          "<https://open-metadata.org/schema/type/changeEvent/ChangeEvent> .")
@@ -350,9 +350,9 @@ def export(spark: SparkSession, inputs: Sequence[str], out: str, *, family: str 
     group = f"changeprov-export-{run_id}"  # this run's jobs, to cancel them and no caller's others
     caller = {key: spark.sparkContext.getLocalProperty(key) for key in _JOB_GROUP_PROPERTIES}
     spark.sparkContext.setJobGroup(group, "changeprov export", interruptOnCancel=True)
-    loud_again: Callable[[], None] = lambda: None
+    put_back: Callable[[], None] = lambda: None
     try:
-        loud_again = quiet_failed_writes(spark)
+        put_back = export_settings(spark)
         return _export(spark, inputs, out, fs, run_id, started, family=family, mode=mode, compress=compress,
                        progress=progress, committing=committing)
     except BaseException:
@@ -363,7 +363,7 @@ def export(spark: SparkSession, inputs: Sequence[str], out: str, *, family: str 
         try:
             release_lock(fs, run_id)
         finally:  # also when the lock could not be removed (rv44 #5: the loggers stayed off)
-            loud_again()  # after _discard_staging: cancelled write tasks report their abort too
+            put_back()  # after _discard_staging: cancelled write tasks report their abort too
             try:  # the caller's own job group, if it had one
                 for key, value in caller.items():
                     spark.sparkContext.setLocalProperty(key, value)

@@ -76,7 +76,7 @@ _quiet_writers: dict[int, tuple[int, dict]] = {}  # per SparkContext: exports ru
 EXPORT_SQL = {k: v for k, v in DEFAULTS.items() if k.startswith("spark.sql.")}
 
 
-def quiet_failed_writes(spark) -> Callable[[], None]:
+def export_settings(spark) -> Callable[[], None]:
     """While an export runs: the loggers of a failed write silenced, and the session's SQL settings the
     export's (EXPORT_SQL); returns what puts both back when the session's last running export ends. A
     logger that had no level of its own gets none again, so that a later ``setLogLevel`` reaches it
@@ -140,7 +140,7 @@ def get_session(*, master: str | None = "local[*]", app_name: str = "changeprov"
     active = SparkSession.getActiveSession()
     if active is not None:
         # a caller's session (a notebook's, a scheduler's) stays as it is (ut44f #1: its SQL settings,
-        # log level and loggers were changed); the export sets what it needs while it runs (export_scope)
+        # log level and loggers were changed); the export sets what it needs while it runs (export_settings)
         from changeprov.spark.jvmcache import remember_static_members
 
         remember_static_members(active.sparkContext._jvm)

@@ -329,12 +329,12 @@ def test_an_export_in_a_callers_session_gives_the_reference_and_leaves_its_setti
 def test_failed_write_loggers_are_quiet_until_the_last_export_ends_and_then_not_pinned(spark):
     """rv44 #5: two exports at once share the silencing (the first to end must not turn it off for the
     other), and putting it back must not pin the loggers' levels (a later setLogLevel reached them no more)."""
-    from changeprov.spark.session import quiet_failed_writes
+    from changeprov.spark.session import export_settings
 
     jvm = spark.sparkContext._jvm
     level = lambda: str(jvm.org.apache.logging.log4j.LogManager.getLogger("org.apache.spark.util.Utils").getLevel())
     before = level()
-    first, second = quiet_failed_writes(spark), quiet_failed_writes(spark)
+    first, second = export_settings(spark), export_settings(spark)
     first()
     assert level() == "OFF"
     second()
