@@ -684,6 +684,43 @@ def test_files_starting_with_a_bom_are_found_through_hadoop_too(spark, tmp_path)
         name(found.bom), name(found.bom_only), ["c-plain.jsonl"])
 
 
+@pytest.mark.parametrize("name, data", [
+    ("frames.jsonl.lz4", b"\x04\x22\x4d\x18" + b"\x00" * 40),  # the lz4 tool's frame format (its magic number)
+    ("plain.jsonl.snappy", b'{"not": "snappy"}\n' * 20),
+])
+def test_an_lz4_or_snappy_input_not_in_hadoops_block_format_is_refused(spark, tmp_path, name, data):
+    """ut44e #1: a .lz4 file from the lz4 tool gave no line and no error (exit 0, "balanced", its 305 lines
+    lost); plain text named .snappy ran out of memory on a block size read from its first bytes."""
+    (tmp_path / name).write_bytes(data)
+    with pytest.raises(InputError, match=re.escape(f"{name}: not in Hadoop's .{name.rsplit('.', 1)[1]} block format")):
+        export(spark, resolve_inputs([str(tmp_path / name)]), str(tmp_path / "out"))
+    assert not any((tmp_path / "out").glob("_SUCCESS")) and not any((tmp_path / "out").glob("_staging-*"))
+
+
+def test_a_local_input_of_some_bytes_and_no_line_read_is_refused(tmp_path):
+    """The net under the check above: a plain or .lz4/.snappy file of some bytes from which no line was
+    read would lose its lines; a gzip stream of nothing rightly has none, a file of only a BOM is counted
+    apart."""
+    import gzip
+
+    from changeprov.spark.fs import local_input
+    from changeprov.spark.job import _refuse_unread
+
+    plain, hadoop, empty_gz, bom = (tmp_path / n for n in ("a.jsonl", "b.jsonl.lz4", "c.jsonl.gz", "d.jsonl"))
+    plain.write_text("{}\n")
+    hadoop.write_bytes(b"\x00\x00\x00\x08" + b"x" * 12)
+    empty_gz.write_bytes(gzip.compress(b""))
+    bom.write_bytes(b"\xef\xbb\xbf")
+    inputs = [local_input(str(p)) for p in (plain, hadoop, empty_gz, bom)]
+    read = {inputs[0]: [(0, 1, 0)], inputs[1]: [(0, 1, 1)]}
+    _refuse_unread(inputs, read, [inputs[3]])  # every file with bytes read, or rightly without a line
+    with pytest.raises(InputError, match=r"b\.jsonl\.lz4: 16 bytes but no line read, so its lines would be lost: "
+                                         r"Hadoop's \.lz4 codec reads only Hadoop's own block format"):
+        _refuse_unread(inputs, {inputs[0]: [(0, 1, 0)]}, [inputs[3]])
+    with pytest.raises(InputError, match=r"a\.jsonl: 3 bytes but no line read"):
+        _refuse_unread(inputs, {}, [inputs[3]])
+
+
 def test_a_corrupt_gzip_input_fails_the_job_naming_the_file_and_the_cause(spark, tmp_path):
     from changeprov.errors import SparkError
 
