@@ -130,6 +130,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _stopped(args.command, stop)
         if os.environ.get(TRACEBACK_ENV):
             raise
+        if isinstance(exc, ConnectionRefusedError) and args.command in ("export", "demo"):
+            # py4j's gateway, with the JVM gone (ut44e #2: "[Errno 111] Connection refused" after the
+            # JVM's out-of-memory handler stopped it)
+            print(f"changeprov {args.command}: error: the Spark JVM is gone (out of memory? if it printed "
+                  f"OutOfMemoryError above, give it more with --conf spark.driver.memory=8g)",
+                  file=sys.stderr)
+            return EXIT_ERROR
         print(f"changeprov {args.command}: {_unexpected(exc)}", file=sys.stderr)
         return EXIT_ERROR
     finally:

@@ -285,6 +285,11 @@ def first_line(exc: BaseException) -> str:
     >>> first_line(RuntimeError("SparkException: Job aborted due to stage failure: java.lang.OutOfMemoryError: "
     ...                         "Java heap space"))[-66:]
     'spark.executor.memory on a cluster; very long lines need the most)'
+
+    ... and so when the JVM's out-of-memory handler stopped the context (ut44e #2):
+
+    >>> first_line(RuntimeError("SparkException: Job 0 cancelled because SparkContext was shut down"))[-80:]
+    'n local mode, spark.executor.memory on a cluster; very long lines need the most)'
     """
     lines = [line.strip().lstrip(": ") for line in str(exc).splitlines() if line.strip().lstrip(": ")]
     message = next((line for line in lines if not line.startswith(("at ", "...", "Traceback", "File "))
@@ -301,6 +306,10 @@ def first_line(exc: BaseException) -> str:
     if "OutOfMemoryError" in message or any("OutOfMemoryError" in c for c in causes):  # ut21 #3
         message += (" (Spark ran out of memory: give it more with --conf spark.driver.memory=8g in local mode, "
                     "spark.executor.memory on a cluster; very long lines need the most)")
+    elif "SparkContext was shut down" in message:  # ut44e #2: the JVM's out-of-memory handler stopped it
+        message += (" (the Spark JVM stopped while the job ran: if it printed OutOfMemoryError above, give it more "
+                    "memory with --conf spark.driver.memory=8g in local mode, spark.executor.memory on a cluster; "
+                    "very long lines need the most)")
     return message
 
 

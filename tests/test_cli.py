@@ -375,3 +375,18 @@ def test_a_single_valued_option_given_twice_alike_is_taken(tmp_path, capsys):
     out = tmp_path / "e.jsonl"
     assert main(["generate", "--events", "5", "--events", "5", "--out", str(out), "--out", str(out)]) == 0
     assert len(out.read_text().splitlines()) == 5
+
+
+def test_an_export_whose_spark_jvm_is_gone_says_so(monkeypatch, capsys):
+    """ut44e #2: after the JVM's out-of-memory handler stopped it, the export's last line was "error:
+    [Errno 111] Connection refused" (py4j's gateway), which names no cause."""
+    import dataclasses
+
+    from changeprov import commands
+
+    def gone(_args):
+        raise ConnectionRefusedError(111, "Connection refused")
+    monkeypatch.setattr(commands, "COMMANDS", tuple(dataclasses.replace(c, run=gone) if c.name == "export" else c
+                                                    for c in commands.COMMANDS))
+    assert main(["export", "in.jsonl", "--out", "o"]) == 2
+    assert "error: the Spark JVM is gone (out of memory? if it printed OutOfMemoryError above" in capsys.readouterr().err
