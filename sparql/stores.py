@@ -24,6 +24,7 @@ import os
 import re
 import sys
 import threading
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -384,7 +385,7 @@ class EmbeddedStore(TripleStore):
                 raise StoreError(f"cannot create store {self.path}: {exc}") from None
         self._read_only = read_only
         try:
-            self._store = ox.Store.read_only(str(self.path)) if read_only else ox.Store(str(self.path))
+            self._store = self._open(read_only)
         except RuntimeError as exc:  # the engine's files are there but unreadable (ut13 #5)
             raise StoreError(f"cannot open store {self.path}: it is damaged ({exc}); load the export again into "
                              "a new store, or restore a copy taken while no changeprov was writing it") from None
@@ -394,6 +395,21 @@ class EmbeddedStore(TripleStore):
                     "process, using it?)"
                     if "lock" in str(exc).lower() else "")
             raise StoreError(f"cannot open store {self.path}: {exc}{hint}") from None
+
+    #: a read-only open that found a file of the store gone, tried again: a writer's compaction deletes
+    #: files between the reader's listing and its opening them (ut44f #2: "it is damaged", which it was not)
+    OPEN_RETRIES = 10
+
+    def _open(self, read_only: bool) -> ox.Store:
+        for attempt in range(self.OPEN_RETRIES if read_only else 1):
+            try:
+                return ox.Store.read_only(str(self.path)) if read_only else ox.Store(str(self.path))
+            except RuntimeError as exc:
+                vanished = "No such file or directory" in str(exc)
+                if not vanished or attempt + 1 == self.OPEN_RETRIES:
+                    raise
+                time.sleep(0.05 * (attempt + 1))
+        raise AssertionError("unreachable")
 
     @staticmethod
     def _subs(bindings):

@@ -1340,3 +1340,35 @@ def test_library_errors_name_the_keyword_as_well_as_the_flag():
                          ({"family": "x"}, "family (--family) must be auto or one of")):
         with pytest.raises(InputError, match=re.escape(says)):
             export(None, ["in.jsonl"], "out", **option)
+
+
+def test_a_reader_opening_while_a_writer_compacts_is_not_told_the_store_is_damaged(tmp_path):
+    """ut44f #2: 12 of 173 read-only opens during a load failed with "it is damaged (Corruption: …
+    000025.sst: No such file or directory)": the writer's compaction had deleted a file the opening
+    reader had listed. The store was fine."""
+    path = tmp_path / "db"
+    chunks = [b"".join(b"<http://e/s%d> <http://e/p%d> \"%d\" .\n" % (i, i % 7, c) for i in range(c, 120_000, 8))
+              for c in range(8)]
+    errors: list[str] = []
+    with open_store("embedded", path=path, create=True) as writer:
+        done = threading.Event()
+
+        def write():
+            try:
+                for chunk in chunks:
+                    writer.load_ntriples(io.BytesIO(chunk))
+                    writer.optimize()
+            finally:
+                done.set()
+        thread = threading.Thread(target=write)
+        thread.start()
+        opened = 0
+        while not done.is_set():
+            try:
+                with open_store("embedded", path=path, read_only=True) as reader:
+                    reader.count()
+                    opened += 1
+            except StoreError as exc:
+                errors.append(str(exc))
+        thread.join()
+    assert not errors and opened > 0, errors[:3]
