@@ -37,7 +37,7 @@ from pathlib import Path
 from changeprov.errors import InputError
 from changeprov.mapping.vocab import OM_EVENT
 from changeprov.sparql.lexer import blank
-from changeprov.sparql.stores import query_form
+from changeprov.sparql.stores import BINDINGS_MARKER, query_form
 
 PARAM_TYPES = ("entity", "tag", "user", "time", "time-end", "string", "regex", "decimal", "integer", "iri", "boolean")
 #: a parameter whose values are listed in its type: ``one-of:input|output``
@@ -145,6 +145,14 @@ def parse_header(name: str, text: str, path: Path | None = None) -> NamedQuery:
         raise InputError(f"{name}: parameter(s) {', '.join('?' + n for n in unprojected)} must be in the SELECT "
                          "list (SELECT ?since ?x WHERE …): the engine binds only variables the query returns, "
                          "and the answer leaves parameter columns out")
+    marked = "\n".join(" __BINDINGS__ " if line.strip() == BINDINGS_MARKER else line for line in text.split("\n"))
+    unmarked = ([p.name for p in q.params if _unmarked_subselect(blank(marked, comparisons=True), p.name)]
+                if marked != text else [])
+    if unmarked:  # an endpoint's VALUES block goes at each marker: the sub-select would run unbound (ut44f #3)
+        raise InputError(f"{name}: a sub-select uses parameter(s) {', '.join('?' + n for n in unmarked)} without a "
+                         f"`{BINDINGS_MARKER}` line of its own at the start of its WHERE group: an endpoint gets the "
+                         "parameters as a VALUES block at each such line, and the sub-select would run without them "
+                         "(docs/queries.md, rule 8)")
     hidden = [p.name for p in q.params if _hidden_in_subselect(code, p.name)]
     if hidden:  # substituted in the outer query only, it is unbound there: all rows, silently
         raise InputError(f"{name}: a sub-select uses parameter(s) {', '.join('?' + n for n in hidden)} without "
@@ -166,21 +174,41 @@ def _hidden_in_subselect(code: str, name: str) -> bool:
     >>> _hidden_in_subselect("SELECT ?s WHERE { { SELECT ?e ?s WHERE { ?e ?p ?t FILTER(?t > ?s) } } }", "s")
     False
     """
-    selects = list(re.finditer(r"(?<![:\w])SELECT\b", code, re.IGNORECASE))
-    for m in selects[1:]:  # the outer one is _projected's
-        returned = _select_vars(code[m.end():])
-        if returned is None or name in returned:
-            continue
+    for after, group in _subselect_groups(code):  # the outer SELECT is _projected's
+        returned = _select_vars(code[after:])
+        if returned is not None and name not in returned and _uses(group, name):
+            return True
+    return False
+
+
+def _subselect_groups(code: str) -> list[tuple[int, str]]:
+    """Of each sub-select of ``code`` (a query without strings, IRIs and comments): where its SELECT
+    keyword ends, and its WHERE group (to the brace that closes it)."""
+    groups = []
+    for m in list(re.finditer(r"(?<![:\w])SELECT\b", code, re.IGNORECASE))[1:]:  # the outer one is not
         start = code.find("{", m.end())
+        if start < 0:
+            continue
         depth, end = 0, len(code)
-        for i in range(start, len(code)):  # its group: to the brace that closes it
+        for i in range(start, len(code)):
             depth += {"{": 1, "}": -1}.get(code[i], 0)
             if depth == 0:
                 end = i
                 break
-        if start >= 0 and _uses(code[start:end], name):
-            return True
-    return False
+        groups.append((m.end(), code[start:end]))
+    return groups
+
+
+def _unmarked_subselect(code: str, name: str) -> bool:
+    """Whether a sub-select's group in ``code`` (markers as the word ``__BINDINGS__``) uses ``?name``
+    without a marker of its own.
+
+    >>> _unmarked_subselect("SELECT ?s { __BINDINGS__ { SELECT ?s ?e { ?e ?p ?t FILTER(?t > ?s) } } }", "s")
+    True
+    >>> _unmarked_subselect("SELECT ?s { __BINDINGS__ { SELECT ?s ?e { __BINDINGS__ ?e ?p ?t FILTER(?t > ?s) } } }", "s")
+    False
+    """
+    return any(_uses(group, name) and "__BINDINGS__" not in group for _, group in _subselect_groups(code))
 
 
 def _projected(code: str, name: str) -> bool:

@@ -2591,6 +2591,10 @@ _WINDOW = "\n#@bindings\n?e om:timestamp ?t FILTER(COALESCE(?t >= ?since, true))
      "a sub-select uses parameter(s) ?since without returning them"),
     ("SELECT ?since (COUNT(?e) AS ?n) WHERE {\n#@bindings\n{ SELECT ?e ?since WHERE {" + _WINDOW + "} } GROUP BY ?since\n",
      None),
+    # ut44f #3: a sub-select without its own marker ran without the parameter on an endpoint: no rows there
+    ("SELECT ?since (COUNT(?e) AS ?n) WHERE {\n#@bindings\n{ SELECT ?e ?since WHERE { ?e om:timestamp ?t "
+     "FILTER(COALESCE(?t >= ?since, true)) } } } GROUP BY ?since\n",
+     "a sub-select uses parameter(s) ?since without a `#@bindings` line of its own at the start of its WHERE group"),
 ])
 def test_query_file_parameters_in_every_form(tmp_path, db, capsys, text, rows):
     rq = tmp_path / "q.rq"
