@@ -247,7 +247,29 @@ def _binary(stream):
     # a file object, or an iterator of lines (ut42a #6: None reached the engine; rv42 #5: a list too)
     if not (hasattr(stream, "read") or hasattr(stream, "__next__")):
         raise InputError(f"load_ntriples takes an open stream of N-Triples (open(path, 'rb')), got {type(stream).__name__}")
+    if not hasattr(stream, "read"):  # the engine reads file objects (ut44f #5: an AttributeError from it)
+        return io.BufferedReader(_LinesReader(stream))
     return stream
+
+
+class _LinesReader(io.RawIOBase):
+    """An iterator of lines (bytes or str) as a readable raw stream."""
+
+    def __init__(self, lines):
+        self._lines, self._rest = lines, b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        while not self._rest:
+            line = next(self._lines, None)
+            if line is None:
+                return 0
+            self._rest = line.encode("utf-8") if isinstance(line, str) else bytes(line)
+        n = min(len(buffer), len(self._rest))
+        buffer[:n], self._rest = self._rest[:n], self._rest[n:]
+        return n
 
 
 def shift_lines(problem: str, by: int) -> str:
@@ -1088,8 +1110,8 @@ class RemoteStore(TripleStore):
 
     def construct(self, query, bindings=None):
         data = self._fetch(query, bindings, "application/n-triples")
-        try:
-            return list(ox.parse(data, format=ox.RdfFormat.N_TRIPLES))
+        try:  # triples, as the other stores give them (ut44f #4: quads)
+            return [quad.triple for quad in ox.parse(data, format=ox.RdfFormat.N_TRIPLES)]
         except SyntaxError as exc:
             raise StoreError(f"endpoint {self.shown} did not answer with N-Triples ({first_text(exc)}; "
                              f"it sent {data[:60]!r})") from None

@@ -1372,3 +1372,22 @@ def test_a_reader_opening_while_a_writer_compacts_is_not_told_the_store_is_damag
                 errors.append(str(exc))
         thread.join()
     assert not errors and opened > 0, errors[:3]
+
+
+@pytest.mark.parametrize("kind", ["embedded", "memory", "rdflib", "remote"])
+def test_every_store_loads_an_iterator_of_lines_and_constructs_triples(tmp_path, kind):
+    """ut44f #4 #5: an iterator of lines (bytes or str) was an AttributeError on the embedded and memory
+    stores, and construct gave quads on an endpoint, triples on the others."""
+    lines = iter([b'<http://e/s> <http://e/p> "x" .\n', '<http://e/s> <http://e/q> <http://e/o> .\n'])
+    query = "CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }"
+
+    def check(store):
+        store.load_ntriples(lines)
+        built = store.construct(query)
+        assert all(type(t) is ox.Triple for t in built) and len(built) == 2, built
+    if kind == "remote":
+        with oxigraph_server(tmp_path / "srv") as url:
+            check(RemoteStore(url))
+    else:
+        with open_store(kind, **({"path": tmp_path / "db", "create": True} if kind == "embedded" else {})) as store:
+            check(store)
