@@ -149,6 +149,10 @@ def render_graph(triples: list[ox.Triple], fmt: str) -> str:
 
     from changeprov.mapping.export import CONTEXT_IRI, bundled_context, to_expanded, to_jsonld, to_turtle
 
+    odd = next((t for t in triples if not isinstance(t, ox.Triple)), None)
+    if odd is not None:  # ut44f #6: a TypeError from the serialiser
+        raise InputError(f"render_graph takes pyoxigraph Triples, got {type(odd).__name__} {str(odd)[:80]!r}")
+
     if fmt == "turtle":
         return to_turtle(triples)
     if fmt == "jsonld":

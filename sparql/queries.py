@@ -89,6 +89,8 @@ def _prepared(store: TripleStore, q: NamedQuery | str, values: Mapping[str, obje
         raise InputError(f"query must be a name or a NamedQuery (get_query, load_query_file), not {type(q).__name__}")
     if values is not None and not isinstance(values, Mapping):
         raise InputError(f"parameters must be a mapping of name to value, not {type(values).__name__}")
+    if values is not None and any(not isinstance(k, str) for k in values):  # ut44f #6: a TypeError
+        raise InputError(f"parameter names are strings, got {next(k for k in values if not isinstance(k, str))!r:.80}")
     refuse_service(q.text, allow_service=allow_service)
     unfinished = store.unfinished_load()  # a library caller sees no warning on stderr (ut19 #5)
     notes: list[str] = [unfinished] if unfinished else []

@@ -279,6 +279,8 @@ def list_queries() -> list[NamedQuery]:
 
 def get_query(name: str) -> NamedQuery:
     # bounded: a name longer than a file name can be made the OS refuses (rv40 m3)
+    if not isinstance(name, str):  # ut44f #6: a TypeError
+        raise InputError(f"a query name is a string (see `changeprov query --list`, or list_queries()), got {name!r:.80}")
     if not re.fullmatch(r"[a-z0-9][a-z0-9-]{0,99}", name or ""):
         raise InputError(f"unknown query {name[:120]!r} (see `changeprov query --list`, or list_queries())")
     entry = _queries_dir().joinpath(name + ".rq")

@@ -236,6 +236,31 @@ def python_value(term: Term | None) -> object:
     return text
 
 
+def checked_bindings(bindings) -> dict:
+    """``bindings`` as every store takes them: a mapping of variable names to pyoxigraph terms; an
+    InputError naming what is wrong otherwise (ut44f #6: TypeErrors, AttributeErrors and the engine's
+    "failed to extract enum PyTerm" reached the caller).
+
+    >>> checked_bindings({"x": "a"})
+    Traceback (most recent call last):
+    ...
+    changeprov.errors.InputError: binding ?x: a pyoxigraph term (NamedNode, Literal, BlankNode) is needed, got str 'a'
+    """
+    if bindings is None:
+        return {}
+    if not isinstance(bindings, Mapping):
+        raise InputError(f"bindings must be a mapping of variable names to terms, got {type(bindings).__name__}")
+    for name, value in bindings.items():
+        try:
+            ox.Variable(name)  # the engine's own rule for a variable's name
+        except (TypeError, ValueError):
+            raise InputError(f"binding name {name!r}: a SPARQL variable name (letters, digits, _) is needed") from None
+        if not isinstance(value, (ox.NamedNode, ox.Literal, ox.BlankNode)):
+            raise InputError(f"binding ?{name}: a pyoxigraph term (NamedNode, Literal, BlankNode) is needed, got "
+                             f"{type(value).__name__} {str(value)[:80]!r}")
+    return dict(bindings)
+
+
 def _binary(stream):
     """``stream`` itself, unless it is a path or text given where an open stream belongs: the path's
     text would be read as N-Triples ("the subject of a triple must be an IRI")."""
@@ -435,7 +460,7 @@ class EmbeddedStore(TripleStore):
 
     @staticmethod
     def _subs(bindings):
-        return {ox.Variable(k): v for k, v in (bindings or {}).items()}
+        return {ox.Variable(k): v for k, v in checked_bindings(bindings).items()}
 
     def _query(self, query: str, bindings):
         if bindings and any(line.strip() == BINDINGS_MARKER for line in query.split("\n")) \
@@ -444,8 +469,9 @@ class EmbeddedStore(TripleStore):
             # such a query file with a marker takes its parameters as on an endpoint, a VALUES block
             # there (rv37 #4); without one (DESCRIBE ?entity) the substitution does (rv38 #3)
             query, bindings = with_values(query, bindings), None
+        substitutions = self._subs(bindings)  # its InputError as it is, not "query failed"
         try:
-            return self._live().query(query, substitutions=self._subs(bindings))
+            return self._live().query(query, substitutions=substitutions)
         except SyntaxError as exc:
             raise sparql_syntax_error(str(exc), query) from None
         except (RuntimeError, ValueError, OSError) as exc:
@@ -675,7 +701,7 @@ class RdflibStore(TripleStore):
             raise
         except Exception as exc:  # pyparsing errors
             raise sparql_syntax_error(str(exc), query) from None
-        return self._graph.query(prepared, initBindings={k: to_rdflib(v) for k, v in (bindings or {}).items()})
+        return self._graph.query(prepared, initBindings={k: to_rdflib(v) for k, v in checked_bindings(bindings).items()})
 
     def _answer(self, query, bindings, forms: tuple[str, ...], convert: Callable):
         """The answer of a query of one of ``forms``, ``convert``ed; rdflib's own errors while it evaluates
@@ -1045,6 +1071,7 @@ class RemoteStore(TripleStore):
         from SPARQLWrapper.SPARQLExceptions import SPARQLWrapperException
 
         self._check_open()
+        bindings = checked_bindings(bindings)
         text = with_values(_with_where(query) if bindings else query, bindings)
         # the leading comment header is documentation; dropping it keeps SPARQLWrapper's query-type sniffing
         # right. Lines end only at LF, and one with a CR is kept: the engine ends a comment there, and the

@@ -17,7 +17,7 @@ import pytest
 from changeprov.cli import main
 from changeprov.errors import ConfigError, InputError, StoreError
 from changeprov.sparql.loader import committed_partitions, load_export
-from changeprov.sparql.queries import run_query
+from changeprov.sparql.queries import get_query, run_query
 from changeprov.sparql.stores import (NTriplesSyntaxError, RdflibStore, RemoteStore, open_store, query_form, values_block,
                                       with_values)
 from changeprov.sparql.server import oxigraph_server
@@ -1391,3 +1391,26 @@ def test_every_store_loads_an_iterator_of_lines_and_constructs_triples(tmp_path,
     else:
         with open_store(kind, **({"path": tmp_path / "db", "create": True} if kind == "embedded" else {})) as store:
             check(store)
+
+
+def _render_graph(triples, fmt):
+    from changeprov.sparql.describe import render_graph
+
+    return render_graph(triples, fmt)
+
+
+@pytest.mark.parametrize("call, said", [
+    (lambda s: s.select("SELECT ?x WHERE { ?x ?p ?o }", {"x": "a"}), "binding ?x: a pyoxigraph term"),
+    (lambda s: s.select("SELECT ?x WHERE { ?x ?p ?o }", [1, 2]), "bindings must be a mapping"),
+    (lambda s: s.select("SELECT ?x WHERE { ?x ?p ?o }", {"a b": ox.Literal("x")}), "binding name 'a b': a SPARQL variable"),
+    (lambda s: s.ask("ASK { ?x ?p ?o }", {1: ox.Literal("x")}), "binding name 1"),
+    (lambda s: get_query(3), "a query name is a string"),
+    (lambda s: run_query(s, "entity-history", {1: "x"}), "parameter names are strings, got 1"),
+    (lambda s: _render_graph([1, 2], "nt"), "render_graph takes pyoxigraph Triples, got int"),
+])
+@pytest.mark.parametrize("kind", ["memory", "rdflib"])
+def test_library_calls_with_values_of_the_wrong_kind_raise_input_errors(kind, call, said):
+    """ut44f #6: TypeErrors, AttributeErrors and the engine's "failed to extract enum PyTerm"."""
+    with open_store(kind) as store:
+        with pytest.raises(InputError, match=re.escape(said)):
+            call(store)
