@@ -360,6 +360,13 @@ def run_checks(store: TripleStore | None, *, limit: int = 10, extra_queries: Map
         raise InputError(f"unknown check group(s) {', '.join(map(repr, unknown))} (groups: {', '.join(GROUPS)})")
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
         raise InputError(f"limit must be an int >= 0 (examples per check), got {limit!r}")
+    # vetted as the command vets --query-file (ut44f #7: "SELEC ?x" was sound, a list a failed check)
+    if extra_queries is not None and not isinstance(extra_queries, Mapping):
+        raise InputError(f"extra_queries must be a mapping of name to query text, got {type(extra_queries).__name__}")
+    for qname, text in (extra_queries or {}).items():
+        problem = sparql_syntax_problem(text) if isinstance(text, str) else f"not a string but {type(text).__name__}"
+        if problem:  # its terms cannot be vetted, and "sound" would read as "this query is fine"
+            raise InputError(f"{qname}: not valid SPARQL: {problem}")
     start = time.perf_counter()
     say = progress or (lambda _msg: None)
     results: list[CheckResult] = []

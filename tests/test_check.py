@@ -428,3 +428,15 @@ def test_check_says_that_named_graphs_are_not_read(tmp_path, capsys):
         store._store.flush()
     assert main(["check", "--store", str(db)]) == 0
     assert "note: the store also has named graphs: the checks read its default graph only" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("extra, said", [({"x.rq": "SELEC ?x"}, "x.rq: not valid SPARQL"),
+                                         (["x"], "extra_queries must be a mapping"),
+                                         ({"y.rq": 5}, "y.rq: not valid SPARQL: not a string but int")])
+def test_run_checks_vets_the_extra_queries_as_the_command_does(extra, said):
+    """ut44f #7: run_checks(None, extra_queries={"x": "SELEC ?x"}) was ok, a list a failed check."""
+    from changeprov.errors import InputError
+    from changeprov.sparql.check import run_checks
+
+    with pytest.raises(InputError, match=re.escape(said)):
+        run_checks(None, extra_queries=extra, groups=("ontology",))
