@@ -186,7 +186,13 @@ def _subselect_groups(code: str) -> list[tuple[int, str]]:
     keyword ends, and its WHERE group (to the brace that closes it)."""
     groups = []
     for m in list(re.finditer(r"(?<![:\w])SELECT\b", code, re.IGNORECASE))[1:]:  # the outer one is not
-        start = code.find("{", m.end())
+        # the first brace outside parentheses: an EXISTS { … } in the SELECT list is not its group (rv44b #8)
+        depth, start = 0, -1
+        for i in range(m.end(), len(code)):
+            depth += {"(": 1, ")": -1}.get(code[i], 0)
+            if code[i] == "{" and depth == 0:
+                start = i
+                break
         if start < 0:
             continue
         depth, end = 0, len(code)

@@ -463,6 +463,7 @@ class EmbeddedStore(TripleStore):
         return {ox.Variable(k): v for k, v in checked_bindings(bindings).items()}
 
     def _query(self, query: str, bindings):
+        bindings = checked_bindings(bindings)  # before with_values below, which serialises them (rv44b #7)
         if bindings and any(line.strip() == BINDINGS_MARKER for line in query.split("\n")) \
                 and query_form(query) != "SELECT":
             # pyoxigraph 0.5 substitutes in an ASK or CONSTRUCT only variables of its triple patterns:

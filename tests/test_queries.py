@@ -2591,6 +2591,9 @@ _WINDOW = "\n#@bindings\n?e om:timestamp ?t FILTER(COALESCE(?t >= ?since, true))
      "a sub-select uses parameter(s) ?since without returning them"),
     ("SELECT ?since (COUNT(?e) AS ?n) WHERE {\n#@bindings\n{ SELECT ?e ?since WHERE {" + _WINDOW + "} } GROUP BY ?since\n",
      None),
+    # rv44b #8: an EXISTS { … } in a sub-select's SELECT list is not its WHERE group
+    ("SELECT ?since (COUNT(?e) AS ?n) WHERE {\n#@bindings\n{ SELECT ?e ?since (EXISTS { ?e om:timestamp ?t "
+     "FILTER(?t >= ?since) } AS ?f) WHERE {" + _WINDOW + "} } GROUP BY ?since\n", None),
     # ut44f #3: a sub-select without its own marker ran without the parameter on an endpoint: no rows there
     ("SELECT ?since (COUNT(?e) AS ?n) WHERE {\n#@bindings\n{ SELECT ?e ?since WHERE { ?e om:timestamp ?t "
      "FILTER(COALESCE(?t >= ?since, true)) } } } GROUP BY ?since\n",

@@ -1404,6 +1404,7 @@ def _render_graph(triples, fmt):
     (lambda s: s.select("SELECT ?x WHERE { ?x ?p ?o }", [1, 2]), "bindings must be a mapping"),
     (lambda s: s.select("SELECT ?x WHERE { ?x ?p ?o }", {"a b": ox.Literal("x")}), "binding name 'a b': a SPARQL variable"),
     (lambda s: s.ask("ASK { ?x ?p ?o }", {1: ox.Literal("x")}), "binding name 1"),
+    (lambda s: s.ask("ASK {\n#@bindings\n?s ?p ?x }", {1: ox.Literal("a")}), "binding name 1"),  # rv44b #7
     (lambda s: get_query(3), "a query name is a string"),
     (lambda s: run_query(s, "entity-history", {1: "x"}), "parameter names are strings, got 1"),
     (lambda s: _render_graph([1, 2], "nt"), "render_graph takes pyoxigraph Triples, got int"),
