@@ -494,6 +494,9 @@ _DELETED_LABELS = (OM_PREFIX +
                    "  ?cd om:fieldsAdded|om:fieldsUpdated ?fc .\n"
                    "  ?fc ?rel ?label FILTER(?rel IN (om:addedTag, om:addedGlossaryTerm))\n"
                    "  ?label om:fullyQualifiedName ?fqn .\n  ?term om:fullyQualifiedName ?fqn FILTER(?term != ?label)\n"
+                   # the tag's or term's own entity, not another entity of that name (rv44b #5: a database)
+                   "  ?term om:assetType ?type FILTER((?rel = om:addedTag && ?type = \"tag\")\n"
+                   "                                   || (?rel = om:addedGlossaryTerm && ?type = \"glossaryTerm\"))\n"
                    "  ?gone om:affectsEntity|om:cascadesTo ?term .\n"
                    "  ?gone om:lifecycleChange ?lifecycle FILTER(?lifecycle = om:HardDeleted)\n"
                    "  ?gone om:timestamp ?time FILTER(COALESCE(?time <= ?as_of, true))\n"

@@ -649,6 +649,12 @@ def test_entity_state_says_when_a_label_it_shows_was_hard_deleted(tmp_path):
         [{"tagFQN": "G.Revenue", "source": "Glossary", "labelType": "Manual", "state": "Confirmed"}])}])
     events = [term(1, "entityCreated", day, 0.1), tagged, term(2, "entityDeleted", day + 5000, 0.1)]
     said = "G.Revenue was hard-deleted at 2026-09-01T08:00:05.000Z: OpenMetadata takes a deleted tag or glossary term"
+    # rv44b #5: another entity of that name (a database G.Revenue) deleted is not the term
+    database = lambda n, event_type, ms: {**term(n, event_type, ms, 0.1), "entityType": "database", "entityId": "db-1"}
+    with _store_of([*events, database(3, "entityCreated", day + 100), database(4, "entityDeleted", day + 3000)],
+                   tmp_path / "two") as store:
+        notes = run_query(store, "entity-state", {"entity": "svc.db.sch.t"}).notes
+        assert [n[:60] for n in notes if "hard-deleted" in n] == [said[:60]], notes
     with _store_of(events, tmp_path) as store:
         now = run_query(store, "entity-state", {"entity": "svc.db.sch.t"})
         assert [r["value"].value for r in now.dicts()] == ["G.Revenue"]
