@@ -272,7 +272,11 @@ def _v(term) -> str | None:
 def _rows(store: TripleStore, name: str, params: dict, *, now_ms: int | None) -> list[dict]:
     rows: Rows = run_query(store, get_query(name), {k: v for k, v in params.items() if v is not None},
                            now_ms=now_ms)
-    return [{k: _v(t) for k, t in r.items()} for r in rows.dicts()]
+    out = [{k: _v(t) for k, t in r.items()} for r in rows.dicts()]
+    for r in out:  # a blank OpenMetadata userName names no user, in every finding (rv44b #6: "… by ")
+        if isinstance(r.get("user"), str) and not r["user"].strip():
+            r["user"] = "(no user)"
+    return out
 
 
 def _short_list(names: Iterable[str]) -> str:

@@ -954,13 +954,18 @@ def test_a_blank_openmetadata_user_name_is_no_user(tmp_path):
                 "currentVersion": (n + 1) / 10, "changeDescription": {
                     "fieldsAdded": [], "fieldsDeleted": [],
                     "fieldsUpdated": [{"name": "description", "oldValue": "a", "newValue": str(n)}]}, **extra}
+    pii = json.dumps([{"tagFQN": "PII.Sensitive", "source": "Classification", "labelType": "Manual", "state": "Confirmed"}])
+    tagged = {**event(5, userName=" "), "changeDescription": {"fieldsAdded": [{"name": "tags", "newValue": pii}],
+                                                               "fieldsUpdated": [], "fieldsDeleted": []}}
     db = _mapped_store([event(1, userName=""), event(2, userName="  "), event(3, userName="carol"),
-                        event(4, impersonatedBy="agent-z")], tmp_path)
+                        event(4, impersonatedBy="agent-z"), tagged], tmp_path)
     with open_store("embedded", path=db, read_only=True) as store:
         report = run_audit(store)
-    assert len([f for f in report.findings if f.kind == "no-user"]) == 3
+    # rv44b #6: every finding, not only the agents' ("… added to tags by ")
+    assert [f.summary for f in report.findings if f.kind == "sensitive-tag"] == ["tag PII.Sensitive added to tags by (no user)"]
+    assert len([f for f in report.findings if f.kind == "no-user"]) == 4
     assert [f.summary for f in report.findings if f.kind == "impersonated"] == ["made by agent-z on behalf of (no user)"]
-    assert dict(report.by_user()) == {"(no user)": 3, "carol": 1}
+    assert dict(report.by_user()) == {"(no user)": 4, "carol": 1}
 
 
 def test_the_default_bot_pattern_takes_bot_as_a_word_not_inside_a_name(tmp_path):
