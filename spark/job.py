@@ -147,9 +147,11 @@ class Inputs:
     bom_only: list[str] = field(default_factory=list)
 
 
-#: the largest first block a local .lz4 / .snappy file may declare (Hadoop's block streams: a 4-byte
-#: big-endian size first; its codecs buffer 256 KB by default)
-HADOOP_BLOCK_MAX = 32 * 2**20
+#: how files that are not Hadoop's .lz4 / .snappy block streams start: the lz4 tool's frames (and its
+#: legacy format), snappy's framing format, and text (a block stream starts with its 4-byte big-endian
+#: block length, so with a zero byte below 16 MB; a larger block is legitimate: rv44b #4)
+FOREIGN_STARTS = {".lz4": (b"\x04\x22\x4d\x18", b"\x02\x21\x4c\x18"), ".snappy": (b"\xff\x06\x00\x00sNaPpY",)}
+TEXT_STARTS = tuple(b"{[ \t\r\n")
 
 
 def refuse_foreign_blocks(inputs: Sequence[str]) -> None:
@@ -163,10 +165,10 @@ def refuse_foreign_blocks(inputs: Sequence[str]) -> None:
             continue
         try:
             with open(local_file(item), "rb") as fh:
-                head = fh.read(4)
+                head = fh.read(10)
         except OSError:
             continue  # Spark's read reports it
-        if len(head) == 4 and int.from_bytes(head, "big") > HADOOP_BLOCK_MAX:
+        if head.startswith(FOREIGN_STARTS[codec]) or (head[:1] and head[0] in TEXT_STARTS):
             raise InputError(f"{display_input(item)}: not in Hadoop's {codec} block format, which is the only one "
                              f"Spark reads (the {codec[1:]} tool's own format, or not compressed?): decompress it, "
                              f"or compress it with gzip, bzip2 or zstd")
@@ -699,6 +701,10 @@ def _refuse_unread(inputs: Sequence[str], splits: dict, bom_only: Sequence[str])
         codec = codec_of(path)
         if codec not in (None, ".lz4", ".snappy"):  # gzip, bzip2, zstd of no line: some bytes, no line
             continue
+        if codec is not None and os.path.getsize(path) <= 64:
+            with open(path, "rb") as fh:
+                if not fh.read().strip(b"\x00"):  # Hadoop's empty block stream: zero block lengths (rv44b #3)
+                    continue
         why = (f"Hadoop's {codec} codec reads only Hadoop's own block format (the {codec[1:]} tool writes another): "
                f"decompress it, or compress it with gzip, bzip2 or zstd" if codec in (".lz4", ".snappy")
                else "nothing was read from it")

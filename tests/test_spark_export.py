@@ -684,6 +684,16 @@ def test_files_starting_with_a_bom_are_found_through_hadoop_too(spark, tmp_path)
         name(found.bom), name(found.bom_only), ["c-plain.jsonl"])
 
 
+def test_hadoop_block_streams_with_a_large_first_block_are_not_taken_for_foreign(tmp_path):
+    """rv44b #4: a Hadoop .lz4 whose first block is over 32 MB (one long line) was refused by its size."""
+    from changeprov.spark.fs import local_input
+    from changeprov.spark.job import refuse_foreign_blocks
+
+    big = tmp_path / "big.jsonl.lz4"
+    big.write_bytes((40 * 2**20).to_bytes(4, "big") + b"\x00" * 8)
+    refuse_foreign_blocks([local_input(str(big))])
+
+
 @pytest.mark.parametrize("name, data", [
     ("frames.jsonl.lz4", b"\x04\x22\x4d\x18" + b"\x00" * 40),  # the lz4 tool's frame format (its magic number)
     ("plain.jsonl.snappy", b'{"not": "snappy"}\n' * 20),
@@ -706,12 +716,14 @@ def test_a_local_input_of_some_bytes_and_no_line_read_is_refused(tmp_path):
     from changeprov.spark.fs import local_input
     from changeprov.spark.job import _refuse_unread
 
-    plain, hadoop, empty_gz, bom = (tmp_path / n for n in ("a.jsonl", "b.jsonl.lz4", "c.jsonl.gz", "d.jsonl"))
+    plain, hadoop, empty_gz, bom, empty_lz4 = (tmp_path / n for n in ("a.jsonl", "b.jsonl.lz4", "c.jsonl.gz", "d.jsonl",
+                                                                      "e.jsonl.lz4"))
     plain.write_text("{}\n")
     hadoop.write_bytes(b"\x00\x00\x00\x08" + b"x" * 12)
     empty_gz.write_bytes(gzip.compress(b""))
     bom.write_bytes(b"\xef\xbb\xbf")
-    inputs = [local_input(str(p)) for p in (plain, hadoop, empty_gz, bom)]
+    empty_lz4.write_bytes(b"\x00" * 4)  # what Hadoop writes for an empty .lz4 (rv44b #3)
+    inputs = [local_input(str(p)) for p in (plain, hadoop, empty_gz, bom, empty_lz4)]
     read = {inputs[0]: [(0, 1, 0)], inputs[1]: [(0, 1, 1)]}
     _refuse_unread(inputs, read, [inputs[3]])  # every file with bytes read, or rightly without a line
     with pytest.raises(InputError, match=r"b\.jsonl\.lz4: 16 bytes but no line read, so its lines would be lost: "
