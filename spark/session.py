@@ -67,7 +67,7 @@ _QUIET_LOGGERS = ("org.apache.spark.sql.catalyst.expressions.codegen.CodeGenerat
 # while an export runs, since Utils also reports other failures of the session (rv43b #7).
 _WRITE_LOGGERS = ("org.apache.spark.util.Utils", "org.apache.spark.sql.execution.datasources.FileFormatWriter")
 _quieting = threading.Lock()
-_quiet_writers: dict[int, tuple[int, dict]] = {}  # per SparkContext: exports running, the loggers' levels before
+_quiet_writers: dict[tuple, tuple[int, dict]] = {}  # per scope: exports running, what was there before
 
 
 #: what an export needs of a session it did not start (a caller's): the SQL settings of DEFAULTS that a
@@ -77,54 +77,68 @@ EXPORT_SQL = {k: v for k, v in DEFAULTS.items() if k.startswith("spark.sql.")}
 
 
 def export_settings(spark) -> Callable[[], None]:
-    """While an export runs: the loggers of a failed write silenced, and the session's SQL settings the
-    export's (EXPORT_SQL); returns what puts both back when the session's last running export ends. A
-    logger that had no level of its own gets none again, so that a later ``setLogLevel`` reaches it
-    (rv44 #5); a setting the session did not set is unset again (ut44f #1: get_session changed a
-    caller's session for good). Best effort after that: the JVM may be gone."""
+    """While an export runs: the loggers of a failed write silenced (per SparkContext, which the loggers
+    are), and the session's SQL settings the export's (EXPORT_SQL; per session, which the settings are:
+    rv44b #1, two sessions of one context exporting at once got each other's); returns what puts both back
+    when the last export of the context, or of the session, ends. A logger that had no level of its own
+    gets none again, so that a later ``setLogLevel`` reaches it (rv44 #5); a setting the session did not
+    set is unset again (ut44f #1). Best effort after that: the JVM may be gone."""
     jvm = spark.sparkContext._jvm
     config, level = jvm.org.apache.logging.log4j.core.config.Configurator, jvm.org.apache.logging.log4j.Level
-    key = id(spark.sparkContext)
+
+    def silence() -> dict:
+        configured = jvm.org.apache.logging.log4j.LogManager.getContext(False).getConfiguration()
+        # a level of its own (a LoggerConfig of that name), or None: it inherits one
+        before = {name: configured.getLoggerConfig(name).getLevel()
+                  if configured.getLoggerConfig(name).getName() == name else None for name in _WRITE_LOGGERS}
+        for name in _WRITE_LOGGERS:
+            config.setLevel(name, level.OFF)
+        return before
+
+    def unsilence(before: dict) -> None:
+        context = jvm.org.apache.logging.log4j.LogManager.getContext(False)
+        for name, was in before.items():
+            if was is not None:
+                config.setLevel(name, was)
+            else:
+                context.getConfiguration().removeLogger(name)
+        context.updateLoggers()
+
+    def set_sql() -> dict:
+        jconf, before = spark._jsparkSession.conf(), {}
+        for name, value in EXPORT_SQL.items():
+            if spark.conf.get(name, None) == value:
+                continue
+            was = jconf.getOption(name)
+            before[name] = was.get() if was.isDefined() else None
+            spark.conf.set(name, value)
+        return before
+
+    def unset_sql(before: dict) -> None:
+        for name, was in before.items():
+            if was is None:
+                spark.conf.unset(name)
+            else:
+                spark.conf.set(name, was)
+
+    scopes = ((("loggers", id(spark.sparkContext)), silence, unsilence), (("sql", id(spark)), set_sql, unset_sql))
     with _quieting:
-        running, before = _quiet_writers.get(key, (0, {}))
-        if not running:
-            configured = jvm.org.apache.logging.log4j.LogManager.getContext(False).getConfiguration()
-            # a level of its own (a LoggerConfig of that name), or None: it inherits one
-            before = {"loggers": {name: configured.getLoggerConfig(name).getLevel()
-                                  if configured.getLoggerConfig(name).getName() == name else None
-                                  for name in _WRITE_LOGGERS}, "sql": {}}
-            for name in _WRITE_LOGGERS:
-                config.setLevel(name, level.OFF)
-            jconf = spark._jsparkSession.conf()
-            for name, value in EXPORT_SQL.items():
-                if spark.conf.get(name, None) == value:
-                    continue
-                was = jconf.getOption(name)
-                before["sql"][name] = was.get() if was.isDefined() else None
-                spark.conf.set(name, value)
-        _quiet_writers[key] = (running + 1, before)
+        for key, enter, _ in scopes:
+            running, saved = _quiet_writers.get(key, (0, None))
+            _quiet_writers[key] = (running + 1, saved if running else enter())
 
     def restore() -> None:
         with _quieting:
-            running, saved = _quiet_writers.pop(key, (0, {}))
-            if running > 1:
-                _quiet_writers[key] = (running - 1, saved)
-                return
-            try:
-                for name, was in saved.get("sql", {}).items():
-                    if was is None:
-                        spark.conf.unset(name)
-                    else:
-                        spark.conf.set(name, was)
-                context = jvm.org.apache.logging.log4j.LogManager.getContext(False)
-                for name, was in saved.get("loggers", {}).items():
-                    if was is not None:
-                        config.setLevel(name, was)
-                    else:
-                        context.getConfiguration().removeLogger(name)
-                context.updateLoggers()
-            except Exception:  # noqa: BLE001 - the JVM stopped with an interrupt
-                pass
+            for key, _, leave in scopes:
+                running, saved = _quiet_writers.pop(key, (0, None))
+                if running > 1:
+                    _quiet_writers[key] = (running - 1, saved)
+                    continue
+                try:
+                    if saved is not None:
+                        leave(saved)
+                except Exception:  # noqa: BLE001 - the JVM stopped with an interrupt
+                    pass
 
     return restore
 
@@ -137,7 +151,8 @@ def get_session(*, master: str | None = "local[*]", app_name: str = "changeprov"
     """
     from pyspark.sql import SparkSession
 
-    active = SparkSession.getActiveSession()
+    # this thread's session, or the one another thread started (rv44b #2: getOrCreate would change it)
+    active = SparkSession.getActiveSession() or SparkSession._instantiatedSession
     if active is not None:
         # a caller's session (a notebook's, a scheduler's) stays as it is (ut44f #1: its SQL settings,
         # log level and loggers were changed); the export sets what it needs while it runs (export_settings)

@@ -344,6 +344,36 @@ def test_failed_write_loggers_are_quiet_until_the_last_export_ends_and_then_not_
         assert level() == "WARN"
     finally:
         spark.sparkContext.setLogLevel("ERROR")
+    # rv44b #1: SQL settings are a session's: a second session of the context exporting at the same time
+    other = spark.newSession()
+    other.conf.set("spark.sql.ansi.enabled", "true")
+    mine = spark.conf.get("spark.sql.ansi.enabled")
+    first, second = export_settings(spark), export_settings(other)
+    assert other.conf.get("spark.sql.ansi.enabled") == "false"
+    first()
+    assert other.conf.get("spark.sql.ansi.enabled") == "false" and level() == "OFF"
+    second()
+    assert other.conf.get("spark.sql.ansi.enabled") == "true" and spark.conf.get("spark.sql.ansi.enabled") == mine
+
+
+def test_get_session_from_another_thread_leaves_the_running_session_as_it_is(spark):
+    """rv44b #2: getActiveSession sees the calling thread's session only; from another thread getOrCreate
+    applied the export's settings to the running session."""
+    import threading
+
+    from changeprov.spark.session import get_session
+
+    before = spark.conf.get("spark.sql.ansi.enabled")
+    spark.conf.set("spark.sql.ansi.enabled", "true")
+    got = []
+    try:
+        thread = threading.Thread(target=lambda: got.append(get_session(conf={"spark.sql.ansi.enabled": "false"})))
+        thread.start()
+        thread.join()
+        assert got and got[0]._jsparkSession.equals(spark._jsparkSession)
+        assert spark.conf.get("spark.sql.ansi.enabled") == "true"
+    finally:
+        spark.conf.set("spark.sql.ansi.enabled", before)
 
 
 def test_an_overwrite_killed_while_committing_leaves_what_it_replaced_to_the_next_run(spark, mixed_log, mixed_export,
