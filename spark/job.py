@@ -383,9 +383,15 @@ def export(spark: SparkSession, inputs: Sequence[str], out: str, *, family: str 
         put_back = export_settings(spark)
         return _export(spark, inputs, out, fs, run_id, started, family=family, mode=mode, compress=compress,
                        progress=progress, committing=committing)
-    except BaseException:
+    except BaseException as exc:
         if not committing:  # from the commit on, only a run that commits makes the folder whole again
             _discard_staging(spark, fs, run_id, group)
+        from py4j.protocol import Py4JNetworkError
+
+        if isinstance(exc, (ConnectionRefusedError, Py4JNetworkError)):  # rv44b #9: raw to a library caller
+            raise SparkError("the Spark JVM is gone (out of memory? if it printed OutOfMemoryError, give it more with "
+                             "--conf spark.driver.memory=8g, spark.executor.memory on a cluster): "
+                             f"{type(exc).__name__}: {exc}") from None
         raise
     finally:
         try:

@@ -356,6 +356,19 @@ def test_failed_write_loggers_are_quiet_until_the_last_export_ends_and_then_not_
     assert other.conf.get("spark.sql.ansi.enabled") == "true" and spark.conf.get("spark.sql.ansi.enabled") == mine
 
 
+def test_an_export_whose_jvm_is_gone_raises_a_spark_error(spark, tmp_path, monkeypatch):
+    """rv44b #9: a library caller got py4j's raw ConnectionRefusedError when the JVM had stopped."""
+    from changeprov.errors import SparkError
+
+    def gone(*_args, **_kwargs):
+        raise ConnectionRefusedError(111, "Connection refused")
+    monkeypatch.setattr(job_module, "_export", gone)
+    log = tmp_path / "log.jsonl"
+    log.write_text("{}\n")
+    with pytest.raises(SparkError, match="the Spark JVM is gone"):
+        export(spark, resolve_inputs([str(log)]), str(tmp_path / "out"))
+
+
 def test_get_session_from_another_thread_leaves_the_running_session_as_it_is(spark):
     """rv44b #2: getActiveSession sees the calling thread's session only; from another thread getOrCreate
     applied the export's settings to the running session."""
