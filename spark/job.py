@@ -702,19 +702,20 @@ def _refuse_unread(inputs: Sequence[str], splits: dict, bom_only: Sequence[str])
         if not item.startswith("file:"):
             continue  # a remote file's size would cost a listing; its codec is the cluster's business
         path = local_file(item)
-        if path in read or path in skipped or not os.path.isfile(path) or os.path.getsize(path) == 0:
+        size = os.path.getsize(path) if os.path.isfile(path) else 0
+        if path in read or path in skipped or size == 0:
             continue
         codec = codec_of(path)
         if codec not in (None, ".lz4", ".snappy"):  # gzip, bzip2, zstd of no line: some bytes, no line
             continue
-        if codec is not None and os.path.getsize(path) <= 64:
+        if codec is not None and size <= 64:
             with open(path, "rb") as fh:
                 if not fh.read().strip(b"\x00"):  # Hadoop's empty block stream: zero block lengths (rv44b #3)
                     continue
         why = (f"Hadoop's {codec} codec reads only Hadoop's own block format (the {codec[1:]} tool writes another): "
                f"decompress it, or compress it with gzip, bzip2 or zstd" if codec in (".lz4", ".snappy")
                else "nothing was read from it")
-        raise InputError(f"{display_input(item)}: {os.path.getsize(path):,} bytes but no line read, so its lines would "
+        raise InputError(f"{display_input(item)}: {size:,} bytes but no line read, so its lines would "
                          f"be lost: {why}; nothing was committed")
 
 

@@ -70,12 +70,13 @@ def _agent_named(store: TripleStore, name: str) -> str | None:
     """The IRI of the OpenMetadata user or team called ``name``, or of the DataHub user or group whose URN
     it is (ut44c #6: a URN with a space or a quote is no IRI as typed), if the store has one."""
     from changeprov.mapping.emit import om_named
-    from changeprov.mapping.terms import BadIdentifier, urn_iri
+    from changeprov.mapping.terms import BadIdentifier
+    from changeprov.sparql.params import user_node
 
     if name[:4].lower() == "urn:":
         try:
-            node = urn_iri(name)
-        except BadIdentifier:
+            node = user_node(name)  # the URN's IRI, as changes-by-user finds the user
+        except InputError:
             return None
         return node.value if has_node(store, node) else None
 

@@ -458,10 +458,6 @@ class EmbeddedStore(TripleStore):
                 time.sleep(0.05 * (attempt + 1))
         raise AssertionError("unreachable")
 
-    @staticmethod
-    def _subs(bindings):
-        return {ox.Variable(k): v for k, v in checked_bindings(bindings).items()}
-
     def _query(self, query: str, bindings):
         bindings = checked_bindings(bindings)  # before with_values below, which serialises them (rv44b #7)
         if bindings and any(line.strip() == BINDINGS_MARKER for line in query.split("\n")) \
@@ -470,7 +466,7 @@ class EmbeddedStore(TripleStore):
             # such a query file with a marker takes its parameters as on an endpoint, a VALUES block
             # there (rv37 #4); without one (DESCRIBE ?entity) the substitution does (rv38 #3)
             query, bindings = with_values(query, bindings), None
-        substitutions = self._subs(bindings)  # its InputError as it is, not "query failed"
+        substitutions = {ox.Variable(k): v for k, v in (bindings or {}).items()}  # names checked above
         try:
             return self._live().query(query, substitutions=substitutions)
         except SyntaxError as exc:
