@@ -387,7 +387,8 @@ def bench_load(work: Path, export: Path, *, rdflib_triples: int, skip_rdflib: bo
 def _query_worker(conn, kind: str, target) -> None:
     """Child process: open one store, then run (query, parameters) requests until None."""
     from changeprov.sparql.queries import get_query, run_query
-    from changeprov.sparql.stores import RdflibStore, open_store
+    from changeprov.sparql.rdflib_store import RdflibStore
+    from changeprov.sparql.stores import open_store
 
     t0 = time.perf_counter()
     if kind == "embedded":

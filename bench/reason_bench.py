@@ -74,7 +74,8 @@ def bench_reason(sizes: list[int], *, verify: bool, owlrl_max: int) -> None:
 
     from changeprov.ontology.tbox import tbox, tbox_graph
     from changeprov.sparql.reason import owlrl_reference, reason, restrict_to_data
-    from changeprov.sparql.stores import open_store, to_rdflib
+    from changeprov.sparql.rdflib_store import to_rdflib
+    from changeprov.sparql.stores import open_store
 
     t0 = time.perf_counter()
     tbox()

@@ -30,7 +30,8 @@ from changeprov.ontology.checks import ontology_checks
 from changeprov.sparql import lexer
 from changeprov.sparql.formats import display_text
 from changeprov.sparql.queries import NamedQuery, get_query, list_queries
-from changeprov.sparql.stores import TripleStore, _parse_lock, _rdflib_recursion
+from changeprov.sparql.rdflib_store import _parse_lock, _rdflib_recursion
+from changeprov.sparql.stores import TripleStore
 
 GROUPS = ("ontology", "shacl", "prov")
 VIOLATION_SUFFIX = "-violation"

@@ -14,7 +14,8 @@ from changeprov.mapping.vocab import OM_ENTITY, XSD_DECIMAL
 from changeprov.sparql.formats import display_text, display_value
 from changeprov.sparql.params import _current_name, user_name
 from changeprov.sparql.query_files import OM_PREFIX
-from changeprov.sparql.stores import Rows, TripleStore, with_rows
+from changeprov.sparql.stores import Rows, TripleStore
+from changeprov.sparql.values import with_rows
 
 _VERSIONED = (OM_PREFIX +
               "ASK {\n#@bindings\n?event om:affectsEntity ?entity ; om:currentVersion ?v }")

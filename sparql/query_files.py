@@ -137,7 +137,7 @@ def parse_header(name: str, text: str, path: Path | None = None) -> NamedQuery:
         raise InputError(f"{name}: parameter(s) {', '.join('?' + n for n in unused)} declared in the header but "
                          "not used by the query")
     try:
-        select = query_form(text) == "SELECT"  # an ASK or CONSTRUCT takes any (a VALUES block: stores.EmbeddedStore)
+        select = query_form(text) == "SELECT"  # an ASK or CONSTRUCT takes any (a VALUES block: embedded.EmbeddedStore)
     except InputError:  # not a query: the engine says what is wrong with it
         select = False
     unprojected = [p.name for p in q.params if select and _uses(code, p.name) and not _projected(code, p.name)]

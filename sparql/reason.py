@@ -35,7 +35,10 @@ import pyoxigraph as ox
 
 from changeprov.errors import StoreError
 from changeprov.ontology.tbox import TRIVIAL_CLASSES, TBox, tbox, tbox_terms
-from changeprov.sparql.stores import EmbeddedStore, RdflibStore, RemoteStore, TripleStore
+from changeprov.sparql.embedded import EmbeddedStore
+from changeprov.sparql.rdflib_store import RdflibStore
+from changeprov.sparql.remote import RemoteStore
+from changeprov.sparql.stores import TripleStore
 
 RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 

@@ -18,7 +18,8 @@ from changeprov import sparql as sparql_package
 from changeprov.sparql.check import _plain, expand_subclasses, sparql_syntax_problem, violation_queries
 from changeprov.sparql.loader import load_export
 from changeprov.sparql.queries import get_query, run_query
-from changeprov.sparql.stores import from_rdflib, open_store
+from changeprov.sparql.rdflib_store import from_rdflib
+from changeprov.sparql.stores import open_store
 from changeprov.sparql.server import oxigraph_server
 from sparql_support import CORPUS, corpus_export, map_corpus
 

@@ -27,7 +27,8 @@ from changeprov.sparql import notes
 from changeprov.sparql.describe import describe_triples, render_graph
 from changeprov.sparql.loader import load_export
 from changeprov.sparql.queries import get_query, list_queries, load_query_file, run_query
-from changeprov.sparql.stores import open_store, values_block
+from changeprov.sparql.stores import open_store
+from changeprov.sparql.values import values_block
 
 DS = "urn:li:dataset:(urn:li:dataPlatform:{},PROD)".format
 LTV, ORDERS = DS("snowflake,analytics.marts.customer_ltv"), DS("postgres,shop.public.orders")
@@ -2271,7 +2272,7 @@ def unbound_parameter_uses(text: str, names: set[str]) -> list[str]:
     from rdflib.plugins.sparql import prepareQuery
     from rdflib.plugins.sparql.parserutils import CompValue
 
-    from changeprov.sparql.stores import with_values
+    from changeprov.sparql.values import with_values
 
     algebra = prepareQuery(with_values(text, {n: ox.Literal("x") for n in names})).algebra
     problems: list[str] = []
@@ -2301,7 +2302,7 @@ def test_an_endpoint_binds_every_parameter_where_a_substitution_does(name):
     inside audit-lineage-removed's UNION branches saw ?since / ?until unbound (every removal ever
     listed), and audit-lineage's sub-selects walked lineage paths from every node (100k events: 104 s
     against 2 s substituted). Each such group has its own #@bindings line (docs/queries.md, rule 8)."""
-    from changeprov.sparql.stores import _rdflib_recursion  # rdflib's parser recurses per nesting level
+    from changeprov.sparql.rdflib_store import _rdflib_recursion  # rdflib's parser recurses per nesting level
 
     q = get_query(name)
     with _rdflib_recursion():

@@ -14,7 +14,8 @@ import rdflib
 from changeprov.cli import main
 from changeprov.sparql.queries import get_query, run_query
 from changeprov.sparql.reason import owlrl_closure, owlrl_reference, reason, reasoning_updates, restrict_to_data
-from changeprov.sparql.stores import open_store, to_rdflib
+from changeprov.sparql.rdflib_store import to_rdflib
+from changeprov.sparql.stores import open_store
 from changeprov.sparql.server import oxigraph_server
 from sparql_support import CORPUS, map_corpus
 

@@ -18,8 +18,10 @@ from changeprov.cli import main
 from changeprov.errors import ConfigError, InputError, StoreError
 from changeprov.sparql.loader import committed_partitions, load_export
 from changeprov.sparql.queries import get_query, run_query
-from changeprov.sparql.stores import (NTriplesSyntaxError, RdflibStore, RemoteStore, open_store, query_form, values_block,
-                                      with_values)
+from changeprov.sparql.rdflib_store import RdflibStore
+from changeprov.sparql.remote import RemoteStore
+from changeprov.sparql.stores import NTriplesSyntaxError, open_store, query_form
+from changeprov.sparql.values import values_block, with_values
 from changeprov.sparql.server import oxigraph_server
 from sparql_support import CORPUS, corpus_export, make_export, map_corpus
 
