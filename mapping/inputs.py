@@ -24,6 +24,9 @@ from changeprov.errors import InputError
 CODECS = (".gz", ".bz2", ".deflate")
 HADOOP_ONLY_CODECS = {".lz4": "LZ4", ".snappy": "Snappy", ".zst": "Zstandard"}
 SUFFIXES = tuple(base + codec for base in (".jsonl", ".json", ".ndjson") for codec in ("", *CODECS))
+#: a folder's event files: also in the codecs only `export` reads (ut44e #3: events.jsonl.zst was left out
+#: without a word; `map` says it cannot read it, as when it is named)
+FOLDER_SUFFIXES = SUFFIXES + tuple(base + codec for base in (".jsonl", ".json", ".ndjson") for codec in HADOOP_ONLY_CODECS)
 
 
 # file:///p, file://localhost/p and Hadoop's own file:/p; the host is checked by file_uri_path
@@ -103,7 +106,7 @@ def _event_files(folder: Path) -> list[Path]:
     with ``.`` or ``_``, as Spark lists a folder), and none inside an earlier export, whose manifest and
     quarantine are JSON too (ut40c #2: a nightly export written below its input folder read them).
     A folder that cannot be read is an error: skipping it would lose its lines without a word, and the
-    counts would still add up (ut41b #1)."""
+    counts would still add up (ut41b #1); so is an event file's name that is a link to nothing (ut44e #3)."""
     def unreadable(where: str | os.PathLike, exc: OSError) -> InputError:
         return InputError(f"cannot read folder {os.fspath(where)}: {exc.strerror or exc} (its event files would "
                           "be left out)")
@@ -117,13 +120,23 @@ def _event_files(folder: Path) -> list[Path]:
         except OSError as exc:  # listed, but its entries cannot be looked at (no x permission)
             raise unreadable(here / name, exc) from None
 
+    def event_file(here: Path, name: str) -> bool:
+        if name.startswith((".", "_")) or not name.lower().endswith(FOLDER_SUFFIXES):
+            return False
+        path = here / name
+        if path.is_file():
+            return True
+        if path.is_symlink() and not path.exists():
+            raise InputError(f"{path}: a link to {os.readlink(path)}, which does not exist (its events would be "
+                             "left out)")
+        return False  # a named pipe, a socket: never a file of events in a folder
+
     found = []
     for root, dirs, files in os.walk(folder, onerror=walk_error):  # like rglob: no symlinked folder walked
         here = Path(root)
         dirs[:] = [d for d in dirs if visible(here, d)]
         try:
-            found += [here / f for f in files
-                      if not f.startswith((".", "_")) and f.lower().endswith(SUFFIXES) and (here / f).is_file()]
+            found += [here / f for f in files if event_file(here, f)]
         except OSError as exc:
             raise unreadable(here, exc) from None
     return sorted(found)

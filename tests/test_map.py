@@ -562,3 +562,26 @@ def test_an_empty_compressed_file_has_no_lines(tmp_path, suffix):
     (tmp_path / f"e.jsonl{suffix}").write_bytes(b"")
     counts = map_to_files([str(tmp_path / f"e.jsonl{suffix}")], tmp_path / "o.nt", tmp_path / "q.jsonl").as_dict()
     assert counts["lines_read"] == 0 and (tmp_path / "o.nt").read_bytes() == b""
+
+
+def test_a_folder_s_event_files_in_hadoop_codecs_and_dangling_links_are_not_skipped_without_a_word(log, tmp_path, capsys):
+    """ut44e #3: a folder's events.jsonl.zst (which `export` reads when it is named) and a link to a file
+    that is gone were left out of the folder's files without a word: their lines were lost while the counts
+    added up. The compressed file is one of the folder's event files (`map` then says it cannot read it, as
+    when it is named); the dangling link is an error naming it."""
+    from changeprov.mapping.inputs import expand_inputs
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a.jsonl").write_bytes(log.read_bytes())
+    (folder / "b.jsonl.zst").write_bytes(b"\x28\xb5\x2f\xfd")
+    (folder / "notes.txt.zst").write_bytes(b"\x28\xb5\x2f\xfd")  # not an event file by its name
+    assert expand_inputs(folder) == [(folder / "a.jsonl").resolve(), (folder / "b.jsonl.zst").resolve()]
+    assert run_map(folder, tmp_path / "o.nt", tmp_path / "q.jsonl") == 2
+    assert "b.jsonl.zst: Zstandard-compressed (.zst), which only `export` " in capsys.readouterr().err
+    (folder / "b.jsonl.zst").unlink()
+    (folder / "sub").mkdir()
+    (folder / "sub" / "c.jsonl").symlink_to(tmp_path / "gone.jsonl")
+    with pytest.raises(InputError, match=r"sub/c\.jsonl: a link to .*gone\.jsonl, which does not exist \(its events "
+                                         r"would be left out\)"):
+        expand_inputs(folder)
