@@ -14,6 +14,7 @@ from typing import Callable
 
 from pyoxigraph import Triple
 
+from changeprov.errors import InputError
 from changeprov.mapping.datahub import map_ece, map_mcl, map_platform
 from changeprov.mapping.decode import Quarantine, Rejected, decode_line
 from changeprov.mapping.emit import Graph
@@ -83,8 +84,8 @@ def map_event(obj: dict, *, family: str = "auto") -> tuple[str, list[Triple]]:
     """Map one decoded event; raises Rejected for events that must be quarantined."""
     detected = detect_family(obj)
     if family != "auto":
-        if family not in MAPPERS:
-            raise ValueError(f"unknown family {family!r}; choose from auto, {', '.join(MAPPERS)}")
+        if family not in MAPPERS:  # the caller's argument, not the line: an error, not a quarantine
+            raise InputError(f"unknown family {family!r}; choose from auto, {', '.join(MAPPERS)}")
         if detected != family:
             raise Rejected("UNKNOWN_FAMILY",
                            f"not an event of the {family} family (looks like {detected or 'no known family'})")
@@ -96,7 +97,21 @@ def map_event(obj: dict, *, family: str = "auto") -> tuple[str, list[Triple]]:
 
 def map_line(raw: bytes | str, *, source: str = "-", line: int = 0, family: str = "auto") -> Result:
     """Decode and map one input line (its bytes, or its text); never raises on bad input. One line at a
-    time knows no other line: ``map_to_files`` also quarantines a second event with a seen id."""
+    time knows no other line: ``map_to_files`` also quarantines a second event with a seen id. An
+    argument of the wrong kind (``raw`` not text or bytes, an unknown ``family``) is an InputError.
+
+    >>> map_line(b'{"id": 1}').quarantine.reason, map_line(b"").blank
+    ('UNKNOWN_FAMILY', True)
+    >>> map_line(None)
+    Traceback (most recent call last):
+    ...
+    changeprov.errors.InputError: map_line takes one line as bytes or str, got NoneType
+    """
+    if not isinstance(raw, (bytes, bytearray, memoryview, str)):  # rv45d #9: an AttributeError on .strip
+        raise InputError(f"map_line takes one line as bytes or str, got {type(raw).__name__}")
+    if family != "auto" and family not in MAPPERS:  # also for a blank line, as for any other
+        raise InputError(f"unknown family {family!r}; choose from auto, {', '.join(MAPPERS)}")
+    raw = bytes(raw) if not isinstance(raw, (bytes, str)) else raw
     if isinstance(raw, str):
         raw = raw.encode("utf-8", "surrogatepass")
     if not raw.strip(b" \t\r\n"):

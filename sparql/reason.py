@@ -171,29 +171,35 @@ def owlrl_reference(data: Iterable[tuple], *, t: TBox | None = None, closure=Non
 
     From ``owlrl.DeductiveClosure(OWLRL_Semantics)`` over data + TBox keep the new triples whose
     subject is a data node (an IRI of the data that the TBox does not mention) and whose predicate is
-    either ``rdf:type`` with a named, non-trivial TBox class as object, or a super-property (or the
-    property itself) of a TBox property the data uses. That drops owlrl's other output: owl:sameAs
+    either ``rdf:type`` with a named, non-trivial class as object, or a super-property (or the
+    property itself) of a property the data uses. That drops owlrl's other output: owl:sameAs
     reflexivity, owl:Thing and anonymous-class membership, literal datatype triples, TBox-level
-    triples and inverse properties (prp-inv) of properties the data does not use.
+    triples and inverse properties (prp-inv) of properties the data does not use. The classes and
+    super-properties are owlrl's (its closure's ``owl:Class`` and ``rdfs:subPropertyOf`` triples), not
+    the TBox tables :func:`reason` uses: a super-property those tables missed must show as missing
+    (rv45d #1).
     """
     import rdflib
+    from rdflib.namespace import OWL, RDF, RDFS
 
     t = t or tbox()
     data = list(data)
     graph = closure if closure is not None else owlrl_closure(data, t=t)
     terms = tbox_terms()
     nodes = {n for s, _, o in data for n in (s, o) if isinstance(n, rdflib.URIRef) and str(n) not in terms}
-    used = {str(p) for _, p, _ in data if str(p) in t.properties}
-    props = used | {q for p in used for q in t.superproperties[p]}
+    used = {p for _, p, _ in data}
+    props = used | {q for p in used for q in graph.objects(p, RDFS.subPropertyOf) if isinstance(q, rdflib.URIRef)}
+    classes = {c for c in graph.subjects(RDF.type, OWL.Class) if isinstance(c, rdflib.URIRef)
+               and str(c) not in TRIVIAL_CLASSES}
     given = set(data)
     keep = set()
     for s, p, o in graph:
         if s not in nodes or (s, p, o) in given:
             continue
-        if str(p) == RDF_TYPE:
-            if isinstance(o, rdflib.URIRef) and str(o) in t.classes:
+        if p == RDF.type:
+            if o in classes:
                 keep.add((s, p, o))
-        elif str(p) in props:
+        elif p in props:
             keep.add((s, p, o))
     return keep
 

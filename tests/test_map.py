@@ -585,3 +585,20 @@ def test_a_folder_s_event_files_in_hadoop_codecs_and_dangling_links_are_not_skip
     with pytest.raises(InputError, match=r"sub/c\.jsonl: a link to .*gone\.jsonl, which does not exist \(its events "
                                          r"would be left out\)"):
         expand_inputs(folder)
+
+
+@pytest.mark.parametrize("raw, family, said", [
+    (None, "auto", "map_line takes one line as bytes or str, got NoneType"),
+    (123, "auto", "map_line takes one line as bytes or str, got int"),
+    (b'{"id": 1}', "bogus", "unknown family 'bogus'; choose from auto, openmetadata"),
+    (b"", "bogus", "unknown family 'bogus'"),
+])
+def test_map_line_says_what_is_wrong_with_an_argument(raw, family, said):
+    """rv45d #9: map_line(None) was an AttributeError and an unknown family a plain ValueError, outside the
+    ChangeprovError hierarchy; a bad line is still a quarantine, never an error."""
+    from changeprov.mapping.mapper import map_line
+
+    with pytest.raises(InputError) as error:
+        map_line(raw, family=family)
+    assert str(error.value).startswith(said)
+    assert map_line(bytearray(b"{not json")).quarantine.reason == map_line("{not json").quarantine.reason

@@ -10,7 +10,7 @@ import pytest
 from pyoxigraph import NamedNode
 
 from changeprov.mapping.mapper import map_line
-from changeprov.mapping.reference import map_to_files, ntriples
+from changeprov.mapping.reference import map_to_files
 
 CORPUS_FILES = [
     "openmetadata/change_events.jsonl",
@@ -56,16 +56,20 @@ def test_corpus_output_is_strict_ntriples(shared_dir, check_ntriples, tmp_path):
     assert (tmp_path / "bad.jsonl").read_text() == ""
 
 
-def test_mapping_does_not_depend_on_line_order(shared_dir):
-    def run(order):
-        out = set()
-        for name in order:
-            lines = corpus_lines(shared_dir, name)
-            for raw in (lines if order is CORPUS_FILES else reversed(lines)):
-                out.update(map_line(raw).triples)
-        return ntriples(out)
-
-    assert run(CORPUS_FILES) == run(list(reversed(CORPUS_FILES)))
+def test_mapping_does_not_depend_on_line_order(shared_dir, tmp_path):
+    """The whole run (map_to_files: its duplicate tracking and partition accounting, rv45d #3), not only
+    map_line, over the corpus with its files and each file's lines in reverse order."""
+    backwards = tmp_path / "backwards"
+    backwards.mkdir()
+    for i, name in enumerate(reversed(CORPUS_FILES)):  # files are read in sorted order: prefixed to reverse it
+        (backwards / f"{i}-{Path(name).name}").write_bytes(b"\n".join(reversed(corpus_lines(shared_dir, name))) + b"\n")
+    runs = []
+    for label, inputs in (("forwards", [str(shared_dir / "corpus" / n) for n in CORPUS_FILES]), ("backwards", [str(backwards)])):
+        counts = map_to_files(inputs, tmp_path / f"{label}.nt", tmp_path / f"{label}-q.jsonl")
+        runs.append((sorted((tmp_path / f"{label}.nt").read_bytes().splitlines()),
+                     counts.as_dict()))
+    assert runs[0][1]["mapped"] > 0
+    assert runs[0] == runs[1]
 
 
 def test_no_blank_nodes_and_no_relative_iris(corpus_triples):

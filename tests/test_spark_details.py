@@ -163,6 +163,7 @@ def test_the_export_words_every_quarantine_reason_as_the_reference_does(spark, s
                   "aspect.value.fields.fieldPath: forbidden code point U+000A",
                   "aspect.value.editableSchemaFieldInfo.fieldPath: forbidden code point U+000A"):
         assert words in details
+    assert len(got) == len(want) == len(lines)  # zip below would stop at a shorter answer (rv45d #4)
     diffs = [f"line {i}: export {g}\n{'':>{len(str(i)) + 7}}   map {w}\n    {raw[:200]!r}"
              for i, (raw, g, w) in enumerate(zip(lines, got, want), start=1)
              if g[0] != w[0] or (g[1] != w[1] and not (g[1] or "").endswith(PARSER_WORDED))]
