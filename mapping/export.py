@@ -37,6 +37,7 @@ import pyoxigraph as ox
 from pyld import jsonld
 from pyld.context_resolver import ContextResolver
 
+from changeprov.errors import InputError
 from changeprov.mapping.vocab import XSD_STRING
 
 CONTEXT_IRI = "https://w3id.org/changeprov/context.jsonld"
@@ -46,7 +47,6 @@ XSD_DOUBLE = "http://www.w3.org/2001/XMLSchema#double"
 # string values typed xsd:double are carried through it under this private datatype instead.
 _VERBATIM_DOUBLE = "urn:x-changeprov:verbatim-xsd-double"
 RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
-RDF_LANGSTRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
 
 #: Prefixes for Turtle output (docs/model.md).
 TURTLE_PREFIXES = {
@@ -61,11 +61,11 @@ TURTLE_PREFIXES = {
 }
 
 
-class RemoteContextRefused(ValueError):
+class RemoteContextRefused(InputError):
     """A JSON-LD document referenced a context other than the bundled one."""
 
 
-class JsonLdInputError(ValueError):
+class JsonLdInputError(InputError):
     """A JSON-LD document is not acceptable changeprov input (dropped keys, relative IRIs, …)."""
 
 
@@ -124,13 +124,17 @@ def _refused_cause(exc: BaseException) -> RemoteContextRefused | None:
 
 
 def _run(fn, *args):
+    """pyld's ``fn(*args)``, its errors as ours (rv45d #10: a JsonLdError, with its multi-line message,
+    reached library callers)."""
     try:
         return fn(*args)
     except jsonld.JsonLdError as exc:
         refused = _refused_cause(exc)
         if refused is not None:
             raise RemoteContextRefused(str(refused)) from exc
-        raise
+        message = exc.args[0] if exc.args and isinstance(exc.args[0], str) else str(exc).splitlines()[0]
+        code = getattr(exc, "code", None)
+        raise JsonLdInputError(f"not valid JSON-LD: {message}{f' ({code})' if code else ''}") from exc
 
 
 # ----------------------------------------------------------------------------- graph input

@@ -1,4 +1,4 @@
-"""DataFrame → DataFrame steps of the export: decode, map per family, and the row-level outcome."""
+"""DataFrame → DataFrame steps of the export after decoding: map per family, and the row-level outcome."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from changeprov.spark.checks import readable, reject, verbatim
-from changeprov.spark.decode import decode
 from changeprov.spark.family import mappers
 from changeprov.spark.plans import add_stages
 from changeprov.spark.stages import Plan, apply_together
@@ -84,7 +83,3 @@ def _planned(name: str, mapper) -> tuple[Plan, tuple]:
                               plan.bind("out_ms", out.ms)))
     return _PLANS[key]
 
-
-def map_lines(lines: DataFrame) -> DataFrame:
-    """`value` lines → decoded and mapped rows (the whole per-line pipeline)."""
-    return lines.transform(decode).transform(map_events)

@@ -204,6 +204,21 @@ def test_nested_remote_contexts_refused(context, no_network):
         from_jsonld(doc)
 
 
+@pytest.mark.parametrize("doc, said", [
+    ({"@context": 5}, "not valid JSON-LD: Invalid JSON-LD syntax; @context must be an object. (invalid local context)"),
+    ({"@id": "urn:x", "urn:p": {"@value": 1, "@type": 5}}, "not valid JSON-LD: Invalid JSON-LD syntax; \"@type\" value"),
+])
+def test_invalid_json_ld_is_an_input_error_of_one_line(doc, said, no_network):
+    """rv45d #10: pyld's JsonLdError, outside the ChangeprovError hierarchy and with its multi-line
+    message, reached the caller; the refusals were plain ValueErrors."""
+    from changeprov.errors import InputError
+
+    with pytest.raises(JsonLdInputError) as error:
+        from_jsonld(doc)
+    assert str(error.value).startswith(said) and "\n" not in str(error.value)
+    assert issubclass(JsonLdInputError, InputError) and issubclass(RemoteContextRefused, InputError)
+
+
 def test_loader_serves_only_the_bundled_context():
     assert export.document_loader(CONTEXT_IRI)["document"] == export.bundled_context()
     with pytest.raises(RemoteContextRefused):
