@@ -6,7 +6,15 @@
   rules (rules.json), the shapes (incl. their SPARQL), the JSON-LD context, the named queries (and any
   extra query files given) and om-event.ttl itself is declared by the ontology, PROV-O or the standard
   vocabulary (:func:`changeprov.ontology.is_declared`).
-* ``labels``: every om-event class, property and individual has an rdfs:label.
+* ``satisfiable``: no om-event class, and no subject or object of an om-event property, falls into two
+  disjoint classes through its super-classes, or its property's (and super-properties') domains and
+  ranges. owlrl finds inconsistencies only on individuals, and the TBox has none of these (rv45c #3:
+  ChangeEvent made an Entity too, or affectsEntity given a range of prov:Activity, passed).
+* ``context-terms``: every term of the JSON-LD context names a declared term, each IRI has one term,
+  every om-event property has a term, and a property's term coerces to its range (a datatype, or
+  ``@id`` for a class) (rv45c #1, #2: a changed prefix, a swapped IRI or a wrong datatype passed).
+* ``shape-terms``: every class, property and datatype a SHACL shape targets or constrains is declared
+  (rv45c #1: with a changed prefix the shapes targeted nothing, and every store passed them).
 
 Each check returns its problems as short strings; nothing here raises on a broken file.
 """
@@ -176,6 +184,123 @@ def check_labels() -> OntologyCheck:
                          tuple(f"no rdfs:label: {iri}" for iri in unlabelled))
 
 
+def _short(iri: str) -> str:
+    for prefix, ns in (("om-event:", OM_EVENT), ("prov:", PROV), ("xsd:", str(XSD)), ("rdf:", str(RDF))):
+        if iri.startswith(ns):
+            return prefix + iri[len(ns):]
+    return f"<{iri}>"
+
+
+def check_satisfiable(t=None) -> OntologyCheck:
+    """``t``: a TBox (:func:`changeprov.ontology.tbox.build_tbox`), the bundled one by default."""
+    from changeprov.ontology.tbox import tbox
+
+    problems = []
+    try:
+        t = t or tbox()
+        disjoint = {(str(a), str(b)) for a, b in t.graph.subject_objects(OWL.disjointWith)
+                    if isinstance(a, rdflib.URIRef) and isinstance(b, rdflib.URIRef)}
+
+        def clashes(types) -> list[str]:
+            return [f"{_short(a)} and {_short(b)}" for a, b in sorted(disjoint) if a in types and b in types]
+
+        for c in sorted(c for c in t.classes if c.startswith(OM_EVENT)):
+            problems += [f"class {_short(c)}: its instances would be {x}, which are disjoint"
+                         for x in clashes({c} | t.superclasses[c])]
+        for p in sorted(p for p in t.properties if p.startswith(OM_EVENT)):
+            for side, table in (("subject", t.domains), ("object", t.ranges)):
+                problems += [f"property {_short(p)}: its {side} would be {x}, which are disjoint (the "
+                             f"{'domains' if side == 'subject' else 'ranges'} of it and its super-properties)"
+                             for x in clashes(table[p])]
+    except Exception as exc:  # noqa: BLE001 - a broken file is a finding, not a crash
+        problems = [f"the ontology cannot be closed: {type(exc).__name__}: {exc}"]
+    return OntologyCheck("satisfiable", "no om-event class, and no subject or object of an om-event property, is "
+                         "in two disjoint classes", tuple(problems))
+
+
+def check_context(context: Mapping | None = None, t=None) -> OntologyCheck:
+    """``context``: a JSON-LD ``@context`` object, the bundled one by default."""
+    from changeprov.ontology.tbox import tbox
+
+    problems: list[str] = []
+    try:
+        ctx = context if context is not None else json.loads(read_text("context.jsonld"))["@context"]
+        t = t or tbox()
+        prefixes = {k: v for k, v in ctx.items() if isinstance(v, str) and v.endswith(("/", "#"))}
+
+        def expand(value: str) -> str:
+            prefix, sep, local = value.partition(":")
+            return prefixes[prefix] + local if sep and prefix in prefixes else value
+
+        terms: dict[str, list[str]] = {}
+        for key, value in ctx.items():
+            if key.startswith("@") or key in prefixes:
+                continue
+            if not isinstance(value, (str, dict)) or not isinstance(value.get("@id") if isinstance(value, dict) else value, str):
+                problems.append(f"term {key}: no IRI (@id) given")
+                continue
+            iri = expand(value if isinstance(value, str) else value["@id"])
+            terms.setdefault(iri, []).append(key)
+            if not declared(iri):
+                problems.append(f"term {key}: {iri} is no declared class, property or individual")
+                continue
+            ranges = {str(o) for o in t.graph.objects(rdflib.URIRef(iri), RDFS.range) if isinstance(o, rdflib.URIRef)}
+            if not iri.startswith(OM_EVENT) or declared_kind(iri) != "property" or len(ranges) != 1:
+                continue
+            (rng,) = ranges
+            coerce = value.get("@type") if isinstance(value, dict) else None
+            datatype = rng.startswith(str(XSD)) or rng == str(RDF.JSON)
+            want = ("@id",) if not datatype else (None, rng) if rng == str(XSD.string) else (rng,)
+            got = coerce if coerce in (None, "@id") else expand(coerce)
+            if got not in want:
+                problems.append(f"term {key}: coerced to {got or 'no type'}, but {_short(iri)} has the range "
+                                f"{_short(rng)}" + (" (give \"@type\": \"@id\")" if want == ("@id",) else ""))
+        problems += [f"terms {', '.join(keys)}: one IRI, {_short(iri)}" for iri, keys in sorted(terms.items())
+                     if len(keys) > 1]
+        problems += [f"no term for the property {_short(p)}" for p in sorted(t.properties)
+                     if p.startswith(OM_EVENT) and p not in terms]
+    except Exception as exc:  # noqa: BLE001 - a broken file is a finding, not a crash
+        problems = [f"cannot read the JSON-LD context: {type(exc).__name__}: {exc}"]
+    return OntologyCheck("context-terms", "every JSON-LD context term names a declared term, with its range's "
+                         "type; one term per IRI, one for every om-event property", tuple(problems))
+
+
+_SH = rdflib.Namespace("http://www.w3.org/ns/shacl#")
+#: what a shape targets or constrains by name (a path may be a structure of these: sh:inversePath, lists)
+_SHAPE_TERMS = (_SH.targetClass, _SH["class"], _SH.targetSubjectsOf, _SH.targetObjectsOf, _SH.datatype)
+_PATH_PARTS = (_SH.inversePath, _SH.alternativePath, _SH.zeroOrMorePath, _SH.oneOrMorePath, _SH.zeroOrOnePath,
+               RDF.first, RDF.rest)
+
+
+def check_shapes(shapes_text: str | None = None) -> OntologyCheck:
+    """``shapes_text``: SHACL shapes in Turtle, the bundled shapes.ttl by default."""
+    problems: set[str] = set()
+    try:
+        shapes = rdflib.Graph().parse(data=shapes_text if shapes_text is not None else read_text("shapes.ttl"),
+                                      format="turtle")
+
+        def path_terms(node, seen=()) -> set[str]:
+            if isinstance(node, rdflib.URIRef):
+                return set() if node == RDF.nil else {str(node)}
+            if node in seen:
+                return set()
+            return {i for p in _PATH_PARTS for o in shapes.objects(node, p) for i in path_terms(o, (*seen, node))}
+
+        for predicate in _SHAPE_TERMS:
+            for o in shapes.objects(None, predicate):
+                if isinstance(o, rdflib.URIRef) and not declared(str(o)):
+                    problems.add(f"sh:{predicate[len(str(_SH)):]} {o}: no declared term")
+        for o in shapes.objects(None, _SH.path):
+            problems |= {f"sh:path {iri}: no declared property" for iri in path_terms(o) if not declared(iri)}
+        if not any(True for _ in shapes.objects(None, _SH.targetClass)):
+            problems.add("no shape targets a class")
+    except Exception as exc:  # noqa: BLE001 - a broken file is a finding, not a crash
+        problems = {f"cannot read the shapes: {type(exc).__name__}: {exc}"}
+    return OntologyCheck("shape-terms", "every class, property and datatype the SHACL shapes name is declared",
+                         tuple(sorted(problems)))
+
+
 def ontology_checks(*, extra_queries: Mapping[str, str] | None = None) -> list[OntologyCheck]:
     """All ontology checks; ``extra_queries`` (name → SPARQL text) are vetted like the bundled queries."""
-    return [check_consistency(), check_declared(extra_queries), check_labels()]
+    return [check_consistency(), check_satisfiable(), check_declared(extra_queries), check_context(), check_shapes(),
+            check_labels()]

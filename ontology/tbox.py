@@ -95,7 +95,12 @@ def _transitive(direct: dict[str, set[str]]) -> dict[str, frozenset[str]]:
 
 @lru_cache(maxsize=1)
 def tbox() -> TBox:
-    """Close the TBox under OWL 2 RL (owlrl) once, and read the tables from the closure.
+    """The bundled TBox (:func:`tbox_graph`) closed under OWL 2 RL once (see :func:`build_tbox`)."""
+    return build_tbox(tbox_graph())
+
+
+def build_tbox(graph: rdflib.Graph) -> TBox:
+    """Close ``graph`` (a TBox) under OWL 2 RL (owlrl), and read the tables from the closure.
 
     owlrl handles equivalences and the schema rules (scm-sco, scm-spo, scm-dom1/2, scm-rng1/2); the
     tables are closed again here so that one pass of `changeprov reason` reaches the fixpoint even if
@@ -103,7 +108,6 @@ def tbox() -> TBox:
     """
     import owlrl
 
-    graph = tbox_graph()
     closed = rdflib.Graph()
     for t in graph:
         closed.add(t)
@@ -147,4 +151,4 @@ def tbox_terms() -> frozenset[str]:
     return frozenset(str(n) for t in graph for n in t if _named(n))
 
 
-__all__ = ["TBox", "tbox", "tbox_graph", "prov_o_graph", "tbox_terms", "TRIVIAL_CLASSES"]
+__all__ = ["TBox", "tbox", "build_tbox", "tbox_graph", "prov_o_graph", "tbox_terms", "TRIVIAL_CLASSES"]

@@ -273,9 +273,14 @@ def vocabulary_checks(store: TripleStore, *, limit: int) -> list[CheckResult]:
 
     found: dict[str, str] = {}
     misused: dict[str, str] = {}
+    literals: dict[str, ox.Literal] = {}  # rdf:type's objects that are literals (rv45c #5: no check saw one)
     for role, query in (("property", "SELECT DISTINCT ?term WHERE { ?s ?term ?o }"),
                         ("class", "SELECT DISTINCT ?term WHERE { ?s a ?term }")):
         for (term,) in store.select(query).rows:
+            if isinstance(term, ox.Literal):
+                literals[str(term)] = term
+                misused.setdefault(str(term), role)
+                continue
             if not (isinstance(term, ox.NamedNode) and term.value.startswith(VETTED) and term.value not in VETTED):
                 continue
             if not declared(term.value) and term.value not in PROV_NOTES | _prov_inverse_names():
@@ -283,11 +288,14 @@ def vocabulary_checks(store: TripleStore, *, limit: int) -> list[CheckResult]:
             elif declared_kind(term.value) not in (None, role):
                 misused.setdefault(term.value, role)
 
+    def declared_as(term: str) -> str | None:
+        return "a literal (rdf:type takes a class)" if term in literals else declared_kind(term)
+
     def examples(terms: dict[str, str], **more) -> list[dict]:
         out = []
-        for iri in sorted(terms)[:max(limit, 0)]:
-            rows = store.select(_USES[terms[iri]], {"term": ox.NamedNode(iri)})
-            out.append({"term": iri, "used_as": terms[iri], **{k: f(iri) for k, f in more.items()},
+        for key in sorted(terms)[:max(limit, 0)]:
+            rows = store.select(_USES[terms[key]], {"term": literals.get(key) or ox.NamedNode(key)})
+            out.append({"term": key, "used_as": terms[key], **{k: f(key) for k, f in more.items()},
                         "triples": int(rows.rows[0][1].value)})
         return out
 
@@ -296,7 +304,7 @@ def vocabulary_checks(store: TripleStore, *, limit: int) -> list[CheckResult]:
                         "tool's: no named query sees those triples)", len(found), examples(found)),
             CheckResult(MISUSED, "shacl", "om-event and PROV terms the data uses as what the ontologies do not "
                         "declare them as (a class or an event type as a property, a property or an event type as a "
-                        "class)", len(misused), examples(misused, declared_as=declared_kind))]
+                        "class), and literals as classes", len(misused), examples(misused, declared_as=declared_as))]
 
 
 # ----------------------------------------------------------------------------- everything

@@ -146,9 +146,8 @@ def render_graph(triples: list[ox.Triple], fmt: str) -> str:
     """``triples`` as Turtle, N-Triples or compacted JSON-LD. The JSON-LD document carries our
     context itself, not its IRI: that IRI is not served anywhere, so any other JSON-LD processor
     (rdflib, pyld, jsonld.js) could not expand a document that only named it."""
-    from pyld import jsonld
-
-    from changeprov.mapping.export import CONTEXT_IRI, bundled_context, to_expanded, to_jsonld, to_turtle
+    from changeprov.mapping.export import (CONTEXT_IRI, JsonLdInputError, bundled_context, to_expanded, to_jsonld,
+                                           to_turtle)
 
     odd = next((t for t in triples if not isinstance(t, ox.Triple)), None)
     if odd is not None:  # ut44f #6: a TypeError from the serialiser
@@ -161,8 +160,8 @@ def render_graph(triples: list[ox.Triple], fmt: str) -> str:
             return json.dumps(to_expanded(triples), indent=2, ensure_ascii=False) + "\n"
         try:
             doc = to_jsonld(triples)
-        except jsonld.JsonLdError as exc:
-            if getattr(exc, "code", None) != "IRI confused with prefix":
+        except JsonLdInputError as exc:  # pyld's JsonLdError is its cause
+            if getattr(exc.__cause__, "code", None) != "IRI confused with prefix":
                 raise
             # an IRI such as <prov:x> (a scheme named like one of our prefixes) cannot be written
             # compacted with our context (JSON-LD 1.1 forbids it; ut42c #2): the expanded document,

@@ -94,7 +94,9 @@ def inject(kind: str, p: dict) -> list[ox.Triple]:
         # a property as a class
         "misused-terms": [ox.Triple(p["event"], om("ChangeEvent"), p["event"]),
                           ox.Triple(p["event"], om("EntityCreated"), p["event"]),
-                          ox.Triple(p["event"], N(RDF_TYPE), om("timestamp"))],
+                          ox.Triple(p["event"], N(RDF_TYPE), om("timestamp")),
+                          # rv45c #5: a literal as a class passed every check
+                          ox.Triple(p["event"], N(RDF_TYPE), ox.Literal("literal-type"))],
         # a misspelt property and class in vetted namespaces; a term of the user's own namespace is fine
         "misspelt-data": [ox.Triple(p["event"], om("timestmp"), dt("2024-01-01T00:00:00.000Z")),
                           ox.Triple(p["event"], N(RDF_TYPE), prov("Activty")),
@@ -149,7 +151,7 @@ def test_corpus_export_is_sound(clean_db, capsys):
 @pytest.mark.parametrize("kind", sorted(EXPECTED))
 def test_each_violation_is_reported_exactly(kind, picks, corpus_nt, tmp_path, capsys):
     db = make_store(tmp_path / "db", corpus_nt, inject(kind, picks))
-    argv = ["check", "--store", str(db), "--format", "json", "--limit", "3"]
+    argv = ["check", "--store", str(db), "--format", "json", "--limit", "4" if kind == "misused-terms" else "3"]
     if kind == "undeclared-term":
         (tmp_path / "mine.rq").write_text(BAD_QUERY)
         argv += ["--query-file", str(tmp_path / "mine.rq")]
@@ -164,7 +166,9 @@ def test_each_violation_is_reported_exactly(kind, picks, corpus_nt, tmp_path, ca
             {"term": f"{PROV}Activty", "used_as": "class", "triples": 1},
             {"term": f"{OM}timestmp", "used_as": "property", "triples": 1}]
     elif kind == "misused-terms":
-        assert failed[0]["count"] == 3 and failed[0]["examples"] == [
+        assert failed[0]["count"] == 4 and failed[0]["examples"] == [
+            {"term": '"literal-type"', "used_as": "class", "declared_as": "a literal (rdf:type takes a class)",
+             "triples": 1},
             {"term": f"{OM}ChangeEvent", "used_as": "property", "declared_as": "class", "triples": 1},
             {"term": f"{OM}EntityCreated", "used_as": "property", "declared_as": "individual", "triples": 1},
             {"term": f"{OM}timestamp", "used_as": "class", "declared_as": "property", "triples": 1}]
@@ -204,7 +208,7 @@ def test_text_report_shows_control_characters_escaped(picks, corpus_nt, tmp_path
 
 def test_ontology_only_without_a_store_and_errors_exit_2(tmp_path, capsys):
     assert main(["check"]) == 0
-    assert "ontology: 3 check(s), all sound" in capsys.readouterr().out
+    assert "ontology: 6 check(s), all sound" in capsys.readouterr().out
     assert main(["check", "--store", str(tmp_path / "missing")]) == 2
     assert "no store at" in capsys.readouterr().err
     assert main(["check", "--only", "prov"]) == 2

@@ -471,3 +471,91 @@ def test_vocab_runs_the_checks_a_jsonld_processor_and_check_run(monkeypatch, nam
         if name == "om-event.ttl":
             ontology._declared.cache_clear()
     assert report["ok"] is False and any(says in line for line in report["lines"]), report["lines"][-5:]
+
+
+def _context() -> dict:
+    from changeprov.ontology import read_text
+
+    return json.loads(read_text("context.jsonld"))["@context"]
+
+
+def _edited_context(edit) -> dict:
+    ctx = _context()
+    edit(ctx)
+    return ctx
+
+
+@pytest.mark.parametrize("edit, says", [
+    # rv45c #1: a prefix off by one character, and an @id that JSON-LD reads as the absolute IRI om:timestamp
+    (lambda c: c.update({"om-event": "https://open-metadata.org/schema/type/changeEvent#"}),
+     "term ChangeEvent: https://open-metadata.org/schema/type/changeEvent#ChangeEvent is no declared class"),
+    (lambda c: c.update({"timestamp": {"@id": "om:timestamp", "@type": "xsd:dateTime"}}),
+     "term timestamp: om:timestamp is no declared class, property or individual"),
+    # rv45c #2: a term gone, a datatype against the range, two terms for one IRI
+    (lambda c: c.pop("affectsEntity"), "no term for the property om-event:affectsEntity"),
+    (lambda c: c["currentVersion"].update({"@type": "xsd:string"}),
+     "term currentVersion: coerced to http://www.w3.org/2001/XMLSchema#string, but om-event:currentVersion has the "
+     "range xsd:decimal"),
+    (lambda c: c["addedTag"].update({"@id": "om-event:removedTag"}), "terms addedTag, removedTag: one IRI, om-event:removedTag"),
+    (lambda c: c["affectsEntity"].pop("@type"),
+     'term affectsEntity: coerced to no type, but om-event:affectsEntity has the range om-event:MetadataEntity (give "@type": "@id")'),
+])
+def test_the_context_check_finds_terms_that_do_not_fit_the_ontology(edit, says):
+    from changeprov.ontology.checks import check_context
+
+    assert check_context(_context()).problems == ()
+    problems = check_context(_edited_context(edit)).problems
+    assert any(p.startswith(says) for p in problems), problems
+
+
+@pytest.mark.parametrize("old, new, says", [
+    # rv45c #1: with this prefix every shape targeted classes no data has, and every store passed
+    ("@prefix om-event: <https://open-metadata.org/schema/type/changeEvent/> .",
+     "@prefix om-event: <https://open-metadata.org/schema/type/changeEvent#> .",
+     "sh:targetClass https://open-metadata.org/schema/type/changeEvent#ChangeEvent: no declared term"),
+    ("sh:path om-event:timestamp", "sh:path om-event:timestmp",
+     "sh:path https://open-metadata.org/schema/type/changeEvent/timestmp: no declared property"),
+])
+def test_the_shape_check_finds_shapes_that_name_undeclared_terms(old, new, says):
+    from changeprov.ontology import read_text
+    from changeprov.ontology.checks import check_shapes
+
+    text = read_text("shapes.ttl")
+    assert old in text and check_shapes(text).problems == ()
+    assert says in check_shapes(text.replace(old, new)).problems
+
+
+@pytest.mark.parametrize("old, new, says", [
+    # rv45c #3: owlrl reports inconsistencies of individuals only, and the TBox has none of these
+    ("    rdfs:subClassOf prov:Activity ;\n    rdfs:label \"Change Event\"@en",
+     "    rdfs:subClassOf prov:Activity , prov:Entity ;\n    rdfs:label \"Change Event\"@en",
+     "class om-event:ChangeEvent: its instances would be prov:Activity and prov:Entity, which are disjoint"),
+    ("rdfs:subPropertyOf prov:used ;\n    rdfs:label \"affects entity\"@en ;\n    rdfs:comment \"The metadata entity affected by this change (exactly one per event).\"@en ;\n    rdfs:domain om-event:ChangeEvent ;\n    rdfs:range om-event:MetadataEntity",
+     "rdfs:subPropertyOf prov:used ;\n    rdfs:label \"affects entity\"@en ;\n    rdfs:comment \"The metadata entity affected by this change (exactly one per event).\"@en ;\n    rdfs:domain om-event:ChangeEvent ;\n    rdfs:range prov:Activity",
+     "property om-event:affectsEntity: its object would be prov:Activity and prov:Entity, which are disjoint"),
+    ("om-event:affectsEntity\n    a owl:ObjectProperty ;\n    rdfs:subPropertyOf prov:used",
+     "om-event:affectsEntity\n    a owl:ObjectProperty ;\n    rdfs:subPropertyOf prov:wasGeneratedBy",
+     "property om-event:affectsEntity: its subject would be prov:Activity and prov:Entity, which are disjoint"),
+])
+def test_the_satisfiability_check_finds_classes_and_properties_no_individual_can_have(old, new, says):
+    from changeprov.ontology import ONTOLOGY_IRI, read_text
+    from changeprov.ontology.checks import check_satisfiable
+    from changeprov.ontology.tbox import build_tbox, prov_o_graph
+
+    text = read_text("om-event.ttl")
+    assert old in text and check_satisfiable().problems == ()
+    graph = rdflib.Graph().parse(data=text.replace(old, new), format="turtle", publicID=ONTOLOGY_IRI)
+    graph += prov_o_graph()
+    problems = check_satisfiable(build_tbox(graph)).problems
+    assert any(p.startswith(says) for p in problems), problems
+
+
+def test_vocab_reports_shapes_that_target_nothing(monkeypatch):
+    from changeprov.ontology import checks
+
+    real = checks.read_text
+    monkeypatch.setattr(checks, "read_text", lambda n: real(n).replace(
+        "changeEvent/> .", "changeEvent#> .") if n == "shapes.ttl" else real(n))
+    report = summary.vocabulary_report()
+    assert report["ok"] is False
+    assert any("shape-terms" in line for line in report["lines"]), report["lines"]
