@@ -15,7 +15,7 @@ def configure_check(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=["text", "json"], default="text")
     p.add_argument("--limit", type=int, default=10, metavar="N", help="examples shown per failed check (default 10)")
     p.add_argument("--query-file", action="append", default=[], metavar="QUERY.rq",
-                   help="also vet this query's terms against the ontology (repeatable)")
+                   help="also vet this query's terms against the ontology (repeatable; one of the ontology checks)")
     p.add_argument("--only", action="append", choices=["ontology", "shacl", "prov"], default=[],
                    help="run only this group of checks (repeatable; default all); shacl includes undeclared-terms, "
                         "the data's properties and classes in the om-event, PROV and W3C namespaces that no "
@@ -46,6 +46,8 @@ def run_check(args: argparse.Namespace) -> int:
         if problem:  # its terms cannot be vetted, and "SOUND" would read as "this query is fine"
             raise InputError(f"{name}: not valid SPARQL: {problem}")
     groups = tuple(args.only) or GROUPS
+    if extra and "ontology" not in groups:  # ut45e #4: vetted by the ontology checks, so left out unread, SOUND
+        raise InputError("--query-file is vetted by the ontology checks: add --only ontology (or drop --only)")
     if not (args.store or args.endpoint) and set(groups) - {"ontology"}:
         if args.only:
             raise InputError("the shacl and prov checks need a store: give --store PATH or --endpoint URL")
@@ -66,7 +68,7 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def configure_reason(p: argparse.ArgumentParser) -> None:
-    _store_args(p)
+    _store_args(p, update=True)
     p.add_argument("--format", choices=["text", "json"], default="text")
 
 

@@ -11,15 +11,19 @@ from changeprov.errors import ConfigError
 from changeprov.terminal import visible
 
 
-def _store_args(p: argparse.ArgumentParser) -> None:
+def _store_args(p: argparse.ArgumentParser, *, update: bool = False, graph_store: bool = False) -> None:
+    """--store | --endpoint, and --timeout; ``update`` / ``graph_store``: the command writes to an endpoint
+    and takes its update / Graph Store URL (ut45e #13: every command listed them, "used for loading")."""
     g = p.add_mutually_exclusive_group()
     g.add_argument("--store", metavar="PATH", help="embedded pyoxigraph store folder (the default kind)")
     g.add_argument("--endpoint", metavar="URL",
                    help="SPARQL 1.1 query endpoint (credentials only from CHANGEPROV_ENDPOINT_TOKEN or "
                         "CHANGEPROV_ENDPOINT_USER / CHANGEPROV_ENDPOINT_PASSWORD)")
-    p.add_argument("--update-endpoint", metavar="URL", help="SPARQL 1.1 update endpoint (default: derived from --endpoint)")
-    p.add_argument("--graph-store", metavar="URL",
-                   help="Graph Store Protocol URL used for loading (default: derived from --endpoint)")
+    if update:
+        p.add_argument("--update-endpoint", metavar="URL", help="SPARQL 1.1 update endpoint (default: derived from --endpoint)")
+    if graph_store:
+        p.add_argument("--graph-store", metavar="URL",
+                       help="Graph Store Protocol URL used for loading (default: derived from --endpoint)")
     p.add_argument("--timeout", type=_seconds, default=None, help="endpoint: request timeout in seconds (default 60)")
 
 
@@ -80,7 +84,7 @@ def configure_load(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch-bytes", type=_bytes, default=None, metavar="N",
                    help="endpoint: send the triples in requests of at most N bytes each (K, M, G suffixes; "
                         "default 8M): a server or gateway with a request size limit (nginx: 1M) needs less")
-    _store_args(p)
+    _store_args(p, update=True, graph_store=True)
 
 
 def run_load(args: argparse.Namespace) -> int:

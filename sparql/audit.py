@@ -227,8 +227,12 @@ def compare(report: AuditReport, baseline: object) -> Comparison:
     new = [f for f, key in keyed if key not in before]
     known = [f for f, key in keyed if key in before]
     changed = [f for f, key in keyed if key in before and all(b.get("summary") != f.summary for b in before[key])]
-    warnings = [f"the baseline is a report of {baseline.get(k)!r}, this one of {getattr(report, k)!r} ({k})"
-                for k in ("store", "since", "until")
+    def shown(value, key: str) -> str:  # ut45e #7: "this one of None (since)"
+        return repr(value) if value is not None else {"store": "no store", "since": "no start (the whole history)",
+                                                      "until": "no end (up to now)"}[key]
+
+    warnings = [f"the baseline is a report of {shown(baseline.get(k), k)}, this one of {shown(getattr(report, k), k)} "
+                f"({k})" for k in ("store", "since", "until")
                 if _same_store(baseline.get(k)) != _same_store(getattr(report, k))]
     # (a baseline written before the patterns were recorded says nothing of them)
     warnings += [f"the baseline chose {what} by {baseline.get(k)!r}, this report by {getattr(report, k)!r} ({k})"

@@ -15,8 +15,8 @@ from changeprov.mapping.vocab import OM_EVENT
 from changeprov.sparql.lineage import DRIVERS, collect
 from changeprov.sparql.notes import _IS_COLUMN, EMPTY_CHECKS, ROW_CHECKS, _instant
 # parse_header … user_name: also what other modules and library callers import from here
-from changeprov.sparql.params import (_current_name, _renamed_shown_once, bind_params, has_node,  # noqa: F401
-                                      parse_param_args, parse_time, resolve_node, user_name)
+from changeprov.sparql.params import (_current_name, _lineage_ends_named_once, _renamed_shown_once,  # noqa: F401
+                                      bind_params, has_node, parse_param_args, parse_time, resolve_node, user_name)
 from changeprov.sparql.query_files import (OM_PREFIX, NamedQuery, get_query, list_queries,  # noqa: F401
                                            load_query_file, parse_header)
 from changeprov.sparql.stores import Rows, TripleStore, refuse_service
@@ -44,7 +44,7 @@ def run_query(store: TripleStore, q: NamedQuery | str, values: Mapping[str, obje
                      and store.ask(_IS_COLUMN, {"entity": bound["entity"]}))
     if of_column:  # its own note says why it is empty, if it is: the entity's checks would not apply
         rows = _about_column(store, q, bound, notes, own=rows)
-    rows = _renamed_shown_once(store, rows)
+    rows = _renamed_shown_once(store, _lineage_ends_named_once(store, rows), at=q.names_at)
     keep = [i for i, v in enumerate(rows.variables) if q.param(v) is None]
     for check in q.if_empty if not rows.rows and not of_column else []:
         notes += EMPTY_CHECKS[check](store, bound)

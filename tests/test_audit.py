@@ -981,3 +981,16 @@ def test_the_default_bot_pattern_takes_bot_as_a_word_not_inside_a_name(tmp_path)
     with open_store("embedded", path=db, read_only=True) as store:
         bots = sorted(r["user"].value for r in run_query(store, "audit-bots", {}).dicts())
     assert bots == ["bot", "ingestion-bot", "profiler-bot", "svc-loader"]
+
+
+def test_a_baseline_of_another_window_names_the_windows_in_words(tmp_path, capsys):
+    """ut45e #7: a report without --since was "this one of None (since)"."""
+    db = _mapped_store([_mcl(DS("hive,db.a"), "status", {"removed": True}, 1_704_139_200_000)], tmp_path)
+    assert main(["audit", "--store", str(db), "--format", "json", "--out", str(tmp_path / "a.json"), "--fail-on",
+                 "never", "--since", "2024-01-01"]) == 0
+    capsys.readouterr()
+    assert main(["audit", "--store", str(db), "--baseline", str(tmp_path / "a.json"), "--format", "json", "--out",
+                 str(tmp_path / "b.json"), "--fail-on", "never"]) == 0
+    err = capsys.readouterr().err
+    assert ("the baseline is a report of '2024-01-01T00:00:00.000Z', this one of no start (the whole history) "
+            "(since)") in err and "None" not in err

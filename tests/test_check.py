@@ -445,3 +445,12 @@ def test_run_checks_vets_the_extra_queries_as_the_command_does(extra, said):
 
     with pytest.raises(InputError, match=re.escape(said)):
         run_checks(None, extra_queries=extra, groups=("ontology",))
+
+
+def test_a_query_file_without_the_ontology_checks_is_an_error_not_left_unread(tmp_path, capsys):
+    """ut45e #4: `check --only shacl --query-file bad.rq` said SOUND: only the ontology checks vet a file."""
+    bad = tmp_path / "bad.rq"
+    bad.write_text(BAD_QUERY)
+    assert main(["check", "--only", "prov", "--query-file", str(bad)]) == 2
+    assert "--query-file is vetted by the ontology checks: add --only ontology" in capsys.readouterr().err
+    assert main(["check", "--only", "ontology", "--query-file", str(bad)]) == 1

@@ -3217,6 +3217,37 @@ def test_a_renamed_entity_is_one_row_per_change_named_as_it_was_then(tmp_path):
     assert main(["check", "--store", str(tmp_path / "db")]) == 0  # a rename is no broken provenance
 
 
+def test_lineage_events_name_a_renamed_end_as_it_was_named_then(tmp_path):
+    """ut45a #1, #2: a lineage event names no entity of its own (its name is the edge's), so changes-by-user
+    named its renamed entity by its later name, and entity-history listed a renamed end once per name it
+    ever had ("+upstream s.d.x.old_name, +upstream s.d.x.new_name": one edge read as two)."""
+    t = 1_704_139_200_000
+
+    def lineage(n: int, at: int, user: str, up: tuple[str, str], down: tuple[str, str]) -> dict:
+        return {"id": f"l-{n}", "eventType": "entityLineageAdded", "entityType": "table", "entityId": down[0],
+                "userName": user, "timestamp": at,
+                "entity": {"fromEntity": {"type": "table", "id": up[0], "fullyQualifiedName": up[1]},
+                           "toEntity": {"type": "table", "id": down[0], "fullyQualifiedName": down[1]}}}
+
+    events = _renamed_table_events() + [
+        lineage(1, t + 500, "cy", ("t-20", "s.d.x.src"), ("t-9", "s.d.x.old_name")),  # into t-9 before its rename
+        lineage(2, t + 2500, "cy", ("t-9", "s.d.x.new_name"), ("t-11", "s.d.x.down2"))]  # from it after
+    store = _store_of(events, tmp_path)
+    by_cy = run_query(store, get_query("changes-by-user"), {"user": "cy"}).dicts()
+    assert [(r["entity_name"].value, r["fields_changed"].value) for r in by_cy] == [
+        ("s.d.x.old_name", "+upstream s.d.x.src"), ("s.d.x.down2", "+upstream s.d.x.new_name")]
+    by_ann = run_query(store, get_query("changes-by-user"), {"user": "ann"}).dicts()
+    assert [r["fields_changed"].value for r in by_ann if r["entity_name"].value == "s.d.x.down"] == [
+        "+upstream s.d.x.old_name"]
+    history = lambda entity: [r["fields_changed"].value for r in  # noqa: E731
+                              run_query(store, get_query("entity-history"), {"entity": entity}).dicts()
+                              if r["fields_changed"] is not None]
+    assert history("s.d.x.down") == ["+upstream s.d.x.old_name"]
+    assert history("s.d.x.down2") == ["+upstream s.d.x.new_name"]
+    assert history("s.d.x.src") == ["+downstream s.d.x.old_name"]
+    assert "+downstream s.d.x.down" in history("s.d.x.new_name")
+
+
 @pytest.mark.parametrize("entity, runs", [
     ("airflow_prod.daily_revenue_etl", 2),  # OpenMetadata pipelineStatus: its runs (runOf)
     (FCT, 1),  # the DataHub dataProcessInstance run that generated it
