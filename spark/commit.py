@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import time
 
 from pyspark.sql import DataFrame
@@ -53,26 +54,42 @@ def _run_manifest(text: str) -> bool | None:
     return isinstance(manifest, dict) and "run_id" in manifest
 
 
+#: the names an export gives what it writes, level by level (its part files renamed, or as Spark named
+#: them, which a run killed while committing leaves); a hidden file only as Hadoop's checksum
+_TRIPLE_FILE = re.compile(r"part-(?:[0-9a-f]{12}-)?[0-9]{5}\.nt(?:\.gz)?|part-[0-9]{5}-[0-9a-f-]{36}\.c[0-9]{3}\.txt(?:\.gz)?")
+_OURS = {"triples": re.compile(r"_SUCCESS|source=[a-z][a-z-]*|" + _TRIPLE_FILE.pattern),
+         "source": re.compile(r"date=[0-9]{4}-[0-9]{2}-[0-9]{2}"),
+         "date": _TRIPLE_FILE,
+         "quarantine": re.compile(r"_SUCCESS|part-(?:[0-9a-f]{12}-)?[0-9]{5}\.jsonl")}
+
+
 def foreign_files(fs: FileSystem) -> list[str]:
     """What an export never writes among the files a run deletes or moves into (``manifest.json``,
     ``triples/``, ``quarantine/``): an overwrite deleted a user's ``triples/mine/data.ttl`` and own
-    manifest.json with exit 0 (ut41b #2). ``triples/`` is checked two levels down (a listing per source
-    family, not per date folder: an object store lists slowly). A manifest.json that is not JSON is a
-    damaged export's (a run killed while writing it), which an overwrite replaces."""
+    manifest.json with exit 0 (ut41b #2), and, named like an export's (``part-mine.txt``,
+    ``date=…/handmade.nt``), files of a folder no export wrote (ut45b #1). Names are an export's exact
+    ones; with a manifest, ``triples/`` is checked two levels down (a listing per source family, not per
+    date folder: an object store lists slowly), without one, its date folders too. A manifest.json that
+    is not JSON is a damaged export's (a run killed while writing it), which an overwrite replaces."""
     found = []
-    if fs.exists("manifest.json"):
+    manifest = fs.exists("manifest.json")
+    if manifest:
         if _run_manifest(fs.read_text("manifest.json")) is False:
             found.append("manifest.json (not an export manifest: it has no run_id)")
 
-    def ours(name: str, *kinds: str) -> bool:  # a hidden file only as Hadoop's checksum (ut41d #3: .keep)
-        return name.startswith(("_SUCCESS", *kinds)) or (name.startswith(".") and name.endswith(".crc"))
+    def foreign(level: str, *where: str) -> list[str]:
+        return ["/".join((*where, n)) for n in fs.names(*where)
+                if not (_OURS[level].fullmatch(n) or (n.startswith(".") and n.endswith(".crc")))]
 
     found += [f"{name} (a file, where an export writes a folder)" for name in ("triples", "quarantine")
               if fs.exists(name) and not fs.is_folder(name)]  # ut41d #3: replaced without a word
-    found += [f"triples/{n}" for n in fs.names("triples") if not ours(n, "source=", "part-")]
-    for source in (n for n in fs.names("triples") if n.startswith("source=")):
-        found += [f"triples/{source}/{n}" for n in fs.names("triples", source) if not ours(n, "date=")]
-    found += [f"quarantine/{n}" for n in fs.names("quarantine") if not ours(n, "part-")]
+    found += foreign("triples", "triples")
+    for source in (n for n in fs.names("triples") if _OURS["triples"].fullmatch(n) and n.startswith("source=")):
+        found += foreign("source", "triples", source)
+        if not manifest:
+            for date in (n for n in fs.names("triples", source) if _OURS["source"].fullmatch(n)):
+                found += foreign("date", "triples", source, date)
+    found += foreign("quarantine", "quarantine")
     return found
 
 

@@ -47,6 +47,11 @@ DEFAULTS = {
     # a query), and three rules for columnar, variant and partitioned scans walked it for nothing (a
     # text scan without partition columns: recursiveFileLookup turns partition discovery off; ~0.6 s).
     "spark.sql.lightweightPlanChangeValidation": "false",
+    # Every line is mapped or quarantined: a corrupt or vanished input fails the run. With these true
+    # (a cluster's spark-defaults.conf often sets them) a .gz cut short lost its tail without a word, and
+    # the counts still added up (ut45b #2); an export sets them back to false while it runs.
+    "spark.sql.files.ignoreCorruptFiles": "false",
+    "spark.sql.files.ignoreMissingFiles": "false",
     "spark.sql.optimizer.excludedRules": ",".join(
         "org.apache.spark.sql.execution.datasources." + rule
         for rule in ("SchemaPruning", "PushVariantIntoScan", "PruneFileSourcePartitions")),
@@ -294,6 +299,9 @@ def first_line(exc: BaseException) -> str:
     ...                         "while reading file file:///in/x.jsonl.gz.  SQLSTATE: KD001\\nCaused by: "
     ...                         "java.io.EOFException: Unexpected end of input stream"))
     'cannot read input file /in/x.jsonl.gz: Unexpected end of input stream (corrupt or truncated? fix it or move it out of the inputs, and run again)'
+    >>> first_line(RuntimeError("[FAILED_READ_FILE.NO_HINT] Encountered error while reading file "
+    ...                         "file:///in/a%20b/x.jsonl.gz.  SQLSTATE: KD001"))[:45]
+    'cannot read input file /in/a b/x.jsonl.gz: un'
 
     Out of memory, it says which setting gives more:
 
@@ -314,7 +322,12 @@ def first_line(exc: BaseException) -> str:
     unreadable = _READ_FAILED.search(message)
     if unreadable:  # one input file cannot be read (a corrupt or truncated .gz): say which, in our words
         cause = causes[-1].split(": ", 1)[-1][:300] if causes else "unreadable"
-        return (f"cannot read input file {unreadable.group('path').removeprefix('file://')}: {cause} "
+        where = unreadable.group("path")
+        if where.startswith("file:"):  # the path as typed, not its URI's %20 (ut45b #3)
+            from urllib.parse import unquote
+
+            where = unquote(where.removeprefix("file://"))
+        return (f"cannot read input file {where}: {cause} "
                 "(corrupt or truncated? fix it or move it out of the inputs, and run again)")
     if causes and causes[-1] not in message:
         message += f" (caused by {causes[-1][:300]})"

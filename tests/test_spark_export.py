@@ -4,6 +4,7 @@ that adds up, quarantine with line numbers, idempotent overwrite, append, commit
 from __future__ import annotations
 
 import contextlib
+import gzip
 import json
 import os
 import re
@@ -199,6 +200,11 @@ def test_overwrite_is_idempotent_and_append_adds_only_new_partitions(spark, mixe
     # ut41d #3: a file named triples was replaced by the folder, a hidden file in it deleted
     ("overwrite", {"triples": "hi\n"}, "triples (a file, where an export writes a folder)"),
     ("overwrite", {"triples/.keep": ""}, "triples/.keep"),
+    # ut45b #1: named like an export's files, in a folder no export wrote (no manifest): deleted, and
+    # called the leftovers of a run that did not finish
+    ("overwrite", {"triples/part-mine-keep.txt": "x\n", "quarantine/part-notes.txt": "x\n",
+                   "triples/source=openmetadata/date=2024-01-01/handmade.nt": "<a:b> <a:c> <a:d> .\n"},
+     "triples/part-mine-keep.txt, triples/source=openmetadata/date=2024-01-01/handmade.nt, quarantine/part-notes.txt"),
 ])
 def test_an_export_into_a_folder_of_other_files_deletes_none_of_them(spark, tmp_path, mode, mine, named):
     """ut41b #2: overwrite deleted a user's triples/, quarantine/ and manifest.json (none an export's) with
@@ -787,6 +793,24 @@ def test_a_corrupt_gzip_input_fails_the_job_naming_the_file_and_the_cause(spark,
     assert f"{tmp_path}/fake.jsonl.gz: " in message and "FAILED_READ_FILE" not in message  # ut6a #8: no Spark jargon
     assert message.endswith("(corrupt or truncated? fix it or move it out of the inputs, and run again)")
     assert "\n" not in message
+    assert not (tmp_path / "out" / "_SUCCESS").exists()
+
+
+def test_a_truncated_gzip_input_fails_the_job_even_where_spark_skips_corrupt_files(spark, tmp_path):
+    """ut45b #2: with spark.sql.files.ignoreCorruptFiles=true (a cluster's spark-defaults.conf often sets
+    it) a .gz cut short lost its tail without a word: exit 0, "balanced"."""
+    from changeprov.errors import SparkError
+
+    src = tmp_path / "e.jsonl"
+    generate(src, events=300, seed=21, hostile_share=0, days=2)
+    (tmp_path / "cut.jsonl.gz").write_bytes(gzip.compress(src.read_bytes())[:3000])
+    spark.conf.set("spark.sql.files.ignoreCorruptFiles", "true")
+    try:
+        with pytest.raises(SparkError, match=r"cannot read input file .*cut\.jsonl\.gz"):
+            export(spark, resolve_inputs([str(tmp_path / "cut.jsonl.gz")]), str(tmp_path / "out"))
+        assert spark.conf.get("spark.sql.files.ignoreCorruptFiles") == "true"  # the caller's, put back
+    finally:
+        spark.conf.unset("spark.sql.files.ignoreCorruptFiles")
     assert not (tmp_path / "out" / "_SUCCESS").exists()
 
 
