@@ -10,7 +10,8 @@ compiling the mapping's expressions) from the per-event cost.
 
 from __future__ import annotations
 
-import sys
+import argparse
+import os
 import time
 
 from changeprov.spark.job import aggregate, map_lines_for, output_rows, read_lines
@@ -37,6 +38,9 @@ def main(path: str) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit(__doc__)
-    main(sys.argv[1])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("events", metavar="EVENTS.jsonl", help="an event log (e.g. from changeprov generate)")
+    args = ap.parse_args()
+    if not os.path.isfile(args.events):  # before Spark starts (ut45e #9: --help was read as the input)
+        ap.error(f"no such file: {args.events}")
+    main(args.events)

@@ -13,8 +13,8 @@ from changeprov.terminal import visible
 
 AUDIT_EPILOG = """\
 Exit codes: 0 = no findings (of --fail-on's severity or higher), 1 = findings were reported (normal for
-real logs: the bundled corpus has deletions, PII tags, an impersonated change, bot activity, ... so
-auditing it exits 1; a nightly job that should fail only on breakage takes --fail-on high, and on a store
+real logs: the demo's events (changeprov demo) have deletions, PII tags, impersonated changes, bot activity,
+... so auditing them exits 1; a nightly job that should fail only on breakage takes --fail-on high, and on a store
 that grows --baseline with yesterday's JSON report, so that only new findings count), 2 = error.
 The report is written even when the exit code is 1."""
 

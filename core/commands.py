@@ -135,9 +135,9 @@ def _configure_generate(p: argparse.ArgumentParser) -> None:
                         "events: the last may fall a day or so later; the export writes a partition per family "
                         "and day)")
     p.add_argument("--part", type=_part, metavar="I/K",
-                   help="write only the I-th of K consecutive slices of the log: its nights, later in time "
-                        "with the same entities (1/2 then 2/2 rehearse a nightly export --mode append; "
-                        "together the parts' lines are the whole log's)")
+                   help="write only the I-th of K consecutive slices of the log, later in time with the same "
+                        "entities, each over its share of --days (1/2 then 2/2 with --days 2 rehearse two nights "
+                        "of export --mode append; together the parts' lines are the whole log's)")
     p.add_argument("--out", required=True, type=output_file,
                    help="JSONL file to write (.gz or .bz2 compresses; missing folders are created; written only "
                         "if complete)")

@@ -3842,3 +3842,26 @@ def test_a_query_file_may_start_with_a_byte_order_mark(tmp_path):
     rq.write_bytes(b"\xef\xbb\xbf# summary: t\nSELECT * WHERE { ?s ?p ?o } LIMIT 1\n")
     q = load_query_file(rq)
     assert q.summary == "t" and run_query(open_store("memory"), q).rows == []
+
+
+def test_changes_by_user_names_the_same_spelling_in_the_other_tool(tmp_path):
+    """ut45e #2: alice.wong's OpenMetadata changes and urn:li:corpuser:alice_wong's DataHub ones are one
+    person's; an answer for one was half of it without a word. changeprov keeps the users apart (a guess
+    must not merge two people), and names the other spelling."""
+    ds = "urn:li:dataset:(urn:li:dataPlatform:hive,db.a,PROD)"
+    events = [{**_om_update(1, 1_704_067_200_000, 0.2, added=[{"name": "description", "newValue": "x"}]),
+               "userName": "alice.wong"},
+              {"entityType": "dataset", "entityUrn": ds, "category": "TAG", "operation": "ADD",
+               "modifier": "urn:li:tag:PII", "version": 0, "auditStamp": {"time": 1_704_067_300_000,
+                                                                         "actor": "urn:li:corpuser:alice_wong"}},
+              {"entityType": "dataset", "entityUrn": ds, "category": "TAG", "operation": "ADD",
+               "modifier": "urn:li:tag:Tier1", "version": 0, "auditStamp": {"time": 1_704_067_400_000,
+                                                                           "actor": "urn:li:corpuser:alicewong2"}}]
+    store = _store_of(events, tmp_path)
+    rows = run_query(store, get_query("changes-by-user"), {"user": "alice.wong"})
+    assert len(rows) == 1 and rows.notes == [
+        "alice.wong is spelt like urn:li:corpuser:alice_wong: the same person in the other tool? Their changes are "
+        "answered for that name (changeprov keeps each tool's users apart)"]
+    other = run_query(store, get_query("changes-by-user"), {"user": "urn:li:corpuser:alice_wong"})
+    assert len(other) == 1 and "urn:li:corpuser:alice_wong is spelt like alice.wong" in other.notes[0]
+    assert run_query(store, get_query("changes-by-user"), {"user": "urn:li:corpuser:alicewong2"}).notes == []
