@@ -133,6 +133,7 @@ def _run(fn, *args):
         if refused is not None:
             raise RemoteContextRefused(str(refused)) from exc
         message = exc.args[0] if exc.args and isinstance(exc.args[0], str) else str(exc).splitlines()[0]
+        message = " ".join(message.split())  # a value of the input may hold line breaks (rv45 #8)
         code = getattr(exc, "code", None)
         raise JsonLdInputError(f"not valid JSON-LD: {message}{f' ({code})' if code else ''}") from exc
 

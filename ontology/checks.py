@@ -232,15 +232,23 @@ def check_context(context: Mapping | None = None, t=None) -> OntologyCheck:
             prefix, sep, local = value.partition(":")
             return prefixes[prefix] + local if sep and prefix in prefixes else value
 
-        terms: dict[str, list[str]] = {}
+        terms: dict[tuple, list[str]] = {}
         for key, value in ctx.items():
-            if key.startswith("@") or key in prefixes:
+            if key.startswith("@") or key in prefixes or value is None:  # null: a term undefined on purpose
                 continue
-            if not isinstance(value, (str, dict)) or not isinstance(value.get("@id") if isinstance(value, dict) else value, str):
+            if isinstance(value, str) and value.startswith("@") or isinstance(value, dict) and (
+                    "@reverse" in value or str(value.get("@id", "")).startswith("@")):
+                continue  # a keyword alias ("type": "@type"), a reverse property: no IRI of their own to check
+            named = value if isinstance(value, str) else value.get("@id") if isinstance(value, dict) else None
+            if named is None and isinstance(value, dict) and ":" in key:
+                named = key  # a compact IRI as the term, with only its coercion given
+            if not isinstance(named, str):
                 problems.append(f"term {key}: no IRI (@id) given")
                 continue
-            iri = expand(value if isinstance(value, str) else value["@id"])
-            terms.setdefault(iri, []).append(key)
+            iri = expand(named)
+            coerce = value.get("@type") if isinstance(value, dict) else None
+            shape = (iri, coerce, value.get("@container") if isinstance(value, dict) else None)
+            terms.setdefault(shape, []).append(key)
             if not declared(iri):
                 problems.append(f"term {key}: {iri} is no declared class, property or individual")
                 continue
@@ -248,17 +256,23 @@ def check_context(context: Mapping | None = None, t=None) -> OntologyCheck:
             if not iri.startswith(OM_EVENT) or declared_kind(iri) != "property" or len(ranges) != 1:
                 continue
             (rng,) = ranges
-            coerce = value.get("@type") if isinstance(value, dict) else None
-            datatype = rng.startswith(str(XSD)) or rng == str(RDF.JSON)
-            want = ("@id",) if not datatype else (None, rng) if rng == str(XSD.string) else (rng,)
-            got = coerce if coerce in (None, "@id") else expand(coerce)
+            got = coerce if coerce in (None, "@id", "@vocab", "@json") else expand(coerce)
+            if rng in t.classes:  # an object property: its values are nodes
+                want: tuple = ("@id", "@vocab")
+            elif rng == str(RDF.JSON):
+                want = (rng, "@json")
+            elif rng.startswith(str(XSD)):
+                want = (None, rng) if rng == str(XSD.string) else (rng,)
+            else:  # rdfs:Literal, rdf:langString, …: any literal, no coercion to check
+                continue
             if got not in want:
                 problems.append(f"term {key}: coerced to {got or 'no type'}, but {_short(iri)} has the range "
-                                f"{_short(rng)}" + (" (give \"@type\": \"@id\")" if want == ("@id",) else ""))
-        problems += [f"terms {', '.join(keys)}: one IRI, {_short(iri)}" for iri, keys in sorted(terms.items())
+                                f"{_short(rng)}" + (" (give \"@type\": \"@id\")" if "@id" in want else ""))
+        problems += [f"terms {', '.join(keys)}: one IRI, {_short(shape[0])}" for shape, keys in sorted(terms.items(), key=str)
                      if len(keys) > 1]
+        covered = {shape[0] for shape in terms}
         problems += [f"no term for the property {_short(p)}" for p in sorted(t.properties)
-                     if p.startswith(OM_EVENT) and p not in terms]
+                     if p.startswith(OM_EVENT) and p not in covered]
     except Exception as exc:  # noqa: BLE001 - a broken file is a finding, not a crash
         problems = [f"cannot read the JSON-LD context: {type(exc).__name__}: {exc}"]
     return OntologyCheck("context-terms", "every JSON-LD context term names a declared term, with its range's "
@@ -268,6 +282,9 @@ def check_context(context: Mapping | None = None, t=None) -> OntologyCheck:
 _SH = rdflib.Namespace("http://www.w3.org/ns/shacl#")
 #: what a shape targets or constrains by name (a path may be a structure of these: sh:inversePath, lists)
 _SHAPE_TERMS = (_SH.targetClass, _SH["class"], _SH.targetSubjectsOf, _SH.targetObjectsOf, _SH.datatype)
+#: the kind of term a target or constraint names (rv45 #7: a class as a path passed)
+_SHAPE_KIND = {_SH.targetClass: "class", _SH["class"]: "class", _SH.targetSubjectsOf: "property",
+               _SH.targetObjectsOf: "property"}
 _PATH_PARTS = (_SH.inversePath, _SH.alternativePath, _SH.zeroOrMorePath, _SH.oneOrMorePath, _SH.zeroOrOnePath,
                RDF.first, RDF.rest)
 
@@ -287,11 +304,16 @@ def check_shapes(shapes_text: str | None = None) -> OntologyCheck:
             return {i for p in _PATH_PARTS for o in shapes.objects(node, p) for i in path_terms(o, (*seen, node))}
 
         for predicate in _SHAPE_TERMS:
+            want = _SHAPE_KIND.get(predicate)
             for o in shapes.objects(None, predicate):
                 if isinstance(o, rdflib.URIRef) and not declared(str(o)):
                     problems.add(f"sh:{predicate[len(str(_SH)):]} {o}: no declared term")
+                elif isinstance(o, rdflib.URIRef) and want and declared_kind(str(o)) not in (None, want):
+                    problems.add(f"sh:{predicate[len(str(_SH)):]} {o}: a {declared_kind(str(o))}, not a {want}")
         for o in shapes.objects(None, _SH.path):
-            problems |= {f"sh:path {iri}: no declared property" for iri in path_terms(o) if not declared(iri)}
+            problems |= {f"sh:path {iri}: no declared property" if not declared(iri) else
+                         f"sh:path {iri}: a {declared_kind(iri)}, not a property"
+                         for iri in path_terms(o) if not declared(iri) or declared_kind(iri) not in (None, "property")}
         if not any(True for _ in shapes.objects(None, _SH.targetClass)):
             problems.add("no shape targets a class")
     except Exception as exc:  # noqa: BLE001 - a broken file is a finding, not a crash

@@ -138,12 +138,17 @@ def _other_identities(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.
     asked = bound.get("user")
     if not isinstance(asked, ox.NamedNode) or not (key := _identity_key(user_name(asked.value))):
         return []
+
+    def tool(name: str) -> str:
+        return "DataHub" if name.startswith("urn:li:corpuser:") else "OpenMetadata"
+
     alike = sorted(user_name(a.value) for (a,) in store.select(_AGENTS).rows
                    if isinstance(a, ox.NamedNode) and a != asked and _identity_key(user_name(a.value)) == key)
     if not alike:
         return []
-    return [f"{user_name(asked.value)} is spelt like {', '.join(alike[:5])}: the same person in the other tool? "
-            "Their changes are answered for that name (changeprov keeps each tool's users apart)"]
+    shown = ", ".join(f"{name} ({tool(name)})" for name in alike[:5]) + (f" and {len(alike) - 5} more" if len(alike) > 5 else "")
+    return [f"{user_name(asked.value)} ({tool(user_name(asked.value))}) is spelt like {shown}: the same person? "
+            "changeprov keeps users apart; ask for that name for its changes"]
 
 
 _IS_COLUMN = (OM_PREFIX +

@@ -198,40 +198,54 @@ def _renamed_shown_once(store: TripleStore, rows: Rows, *, at: str | None = None
     return Rows(rows.variables, out, rows.notes)
 
 
-_LINEAGE_ITEM = re.compile(r"([+-])(upstream|downstream) (.+)")
-_NODES_NAMED = OM_PREFIX + "SELECT ?node ?name WHERE {\n#@bindings\n?node om:fullyQualifiedName ?name }"
+#: the lineage ends of one event (the edges it added or removed), with every name each ever had
+_EVENT_ENDS = (OM_PREFIX + "PREFIX prov: <http://www.w3.org/ns/prov#>\n"
+               "SELECT ?event ?node ?way ?name WHERE {\n#@bindings\n"
+               "{ ?edge om:addedBy|om:removedBy ?event . ?edge prov:entity ?node BIND(\"upstream\" AS ?way) }\n"
+               "UNION { ?edge om:addedBy|om:removedBy ?event . ?node prov:qualifiedDerivation ?edge "
+               "BIND(\"downstream\" AS ?way) }\n"
+               "?node om:fullyQualifiedName ?name }")
+
+
+def _without_item(text: str, item: str) -> str:
+    """``text`` (items joined by ", ") without the item ``item``, which may itself hold ", "."""
+    if text == item:
+        return ""
+    if text.startswith(item + ", "):
+        return text[len(item) + 2:]
+    if text.endswith(", " + item):
+        return text[:-len(item) - 2]
+    return text.replace(", " + item + ", ", ", ", 1)
 
 
 def _lineage_ends_named_once(store: TripleStore, rows: Rows) -> Rows:
-    """A collected ``fields_changed`` whose lineage items name one renamed end by each of its names
-    ("+upstream s.d.x.old, +upstream s.d.x.new": one edge read as two, ut45a #2) keeps the name the
-    end had at the row's ``time``. Decided here, not in the queries: a per-row check of the names
+    """A collected ``fields_changed`` whose lineage items name one renamed end of the row's event by each
+    of its names ("+upstream s.d.x.old, +upstream s.d.x.new": one edge read as two, ut45a #2) keeps the
+    name the end had at the row's ``time``. The ends are the event's own (a name a renamed entity gave
+    up may name another one now: rv45 #1). Decided here, not in the queries: a per-row check of the names
     there made changes-by-user 3.5x slower for what only renamed entities need."""
-    if "fields_changed" not in rows.variables or "time" not in rows.variables:
+    if not {"fields_changed", "time", "event"} <= set(rows.variables):
         return rows
-    fi, ti = rows.variables.index("fields_changed"), rows.variables.index("time")
-    nodes: dict[str, list] = {}
+    fi, ti, ei = (rows.variables.index(v) for v in ("fields_changed", "time", "event"))
     out = []
     for r in rows.rows:
-        items = r[fi].value.split(", ") if r[fi] is not None else []
-        found = [(k, m) for k, item in enumerate(items) if (m := _LINEAGE_ITEM.fullmatch(item))]
-        if len(found) < 2 or r[ti] is None:
+        text = r[fi].value if r[fi] is not None else ""
+        if text.count("upstream ") + text.count("downstream ") < 2 or r[ti] is None or not isinstance(r[ei], ox.NamedNode):
             out.append(r)
             continue
-        groups: dict[tuple, list[tuple[int, str]]] = {}
-        for k, m in found:
-            name = m.group(3)
-            if name not in nodes:
-                nodes[name] = [row[0] for row in store.select(_NODES_NAMED, {"name": ox.Literal(name)}).rows]
-            if len(nodes[name]) == 1:  # a name two entities had says nothing of which one is meant
-                groups.setdefault((m.group(1), m.group(2), nodes[name][0]), []).append((k, name))
-        drop = set()
-        for (_sign, _way, node), named in groups.items():
-            then = _name_at(store, node, r[ti]) if len(named) > 1 else None
-            if then in {name for _, name in named}:
-                drop |= {k for k, name in named if name != then}
-        if drop:
-            r = (*r[:fi], ox.Literal(", ".join(item for k, item in enumerate(items) if k not in drop)), *r[fi + 1:])
+        names: dict[tuple, set[str]] = {}
+        for row in store.select(_EVENT_ENDS, {"event": r[ei]}).dicts():
+            names.setdefault((row["node"], row["way"].value), set()).add(row["name"].value)
+        for (node, way), known in names.items():
+            then = _name_at(store, node, r[ti]) if len(known) > 1 else None
+            if then is None:
+                continue
+            for sign in "+-":
+                if f"{sign}{way} {then}" in text.split(", ") or (", " in then and f"{sign}{way} {then}" in text):
+                    for other in sorted(known - {then}):
+                        text = _without_item(text, f"{sign}{way} {other}")
+        if r[fi] is not None and text != r[fi].value:
+            r = (*r[:fi], ox.Literal(text), *r[fi + 1:])
         out.append(r)
     return Rows(rows.variables, out, rows.notes)
 

@@ -488,5 +488,20 @@ def store_from_args(args, *, create: bool = False, read_only: bool = False) -> T
     raise ConfigError("give --store PATH (embedded store) or --endpoint URL (SPARQL 1.1 server)")
 
 
+#: the kinds' classes and the VALUES helpers, which this module held before each kind had its own: still
+#: importable from here (imported when asked for, as the kinds' modules import this one)
+_MOVED = {"EmbeddedStore": "embedded", "MemoryStore": "embedded", "RemoteStore": "remote", "RdflibStore": "rdflib_store",
+          "to_rdflib": "rdflib_store", "from_rdflib": "rdflib_store", "values_block": "values", "with_values": "values",
+          "with_rows": "values"}
+
+
+def __getattr__(name: str):
+    if name in _MOVED:
+        import importlib
+
+        return getattr(importlib.import_module(f"changeprov.sparql.{_MOVED[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__: Sequence[str] = ["KINDS", "BINDINGS_MARKER", "Rows", "TripleStore", "NTriplesSyntaxError", "open_store",
                           "store_from_args", "refuse_service", "query_form", "python_value"]

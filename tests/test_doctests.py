@@ -6,6 +6,7 @@ from __future__ import annotations
 import doctest
 import importlib
 import pkgutil
+import re
 
 import pytest
 
@@ -39,5 +40,5 @@ def test_every_module_with_an_example_in_its_text_is_collected():
                "spark": "changeprov.spark", "sparql": "changeprov.sparql"}
     written = {(f"{package}.{path.stem}" if path.stem != "__init__" else package)
                for folder, package in folders.items() for path in (root / folder).glob("*.py")
-               if "\n    >>> " in path.read_text("utf-8") or '"""\n>>> ' in path.read_text("utf-8")}
+               if re.search(r"^\s*>>> ", path.read_text("utf-8"), re.M)}
     assert len(written) > 10 and written <= set(_modules())

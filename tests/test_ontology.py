@@ -508,6 +508,21 @@ def test_the_context_check_finds_terms_that_do_not_fit_the_ontology(edit, says):
     assert any(p.startswith(says) for p in problems), problems
 
 
+@pytest.mark.parametrize("edit", [
+    # rv45 #3: JSON-LD 1.1 that is right, which the check refused
+    lambda c: c["entity"].update({"@type": "@json"}),
+    lambda c: c.update({"type": "@type", "iri": "@id"}),
+    lambda c: c.update({"generated": {"@reverse": "prov:wasGeneratedBy"}}),
+    lambda c: c["eventType"].update({"@type": "@vocab"}),
+    lambda c: c.update({"label": None}),
+    lambda c: c["timestamp"].update({"@type": "http://www.w3.org/2001/XMLSchema#dateTime"}),
+    lambda c: c.update({"fieldsAddedSet": {"@id": "om-event:fieldsAdded", "@type": "@id", "@container": "@set"}}),
+])
+def test_the_context_check_takes_every_form_json_ld_gives_a_term(edit):
+    from changeprov.ontology.checks import check_context
+
+    assert check_context(_edited_context(edit)).problems == ()
+
 @pytest.mark.parametrize("old, new, says", [
     # rv45c #1: with this prefix every shape targeted classes no data has, and every store passed
     ("@prefix om-event: <https://open-metadata.org/schema/type/changeEvent/> .",
@@ -515,6 +530,9 @@ def test_the_context_check_finds_terms_that_do_not_fit_the_ontology(edit, says):
      "sh:targetClass https://open-metadata.org/schema/type/changeEvent#ChangeEvent: no declared term"),
     ("sh:path om-event:timestamp", "sh:path om-event:timestmp",
      "sh:path https://open-metadata.org/schema/type/changeEvent/timestmp: no declared property"),
+    # rv45 #7: a declared class as a path passed
+    ("sh:path om-event:timestamp", "sh:path om-event:ChangeEvent",
+     "sh:path https://open-metadata.org/schema/type/changeEvent/ChangeEvent: a class, not a property"),
 ])
 def test_the_shape_check_finds_shapes_that_name_undeclared_terms(old, new, says):
     from changeprov.ontology import read_text

@@ -3248,6 +3248,27 @@ def test_lineage_events_name_a_renamed_end_as_it_was_named_then(tmp_path):
     assert "+downstream s.d.x.down" in history("s.d.x.new_name")
 
 
+@pytest.mark.parametrize("variant", ["name reused", "comma in the name"])
+def test_a_renamed_end_is_named_once_when_its_old_name_is_reused_or_holds_a_comma(tmp_path, variant):
+    """rv45 #1, #2: the ends were found by name (a name a later entity took named two nodes, and was left
+    alone) and items split at ", " (a quoted OpenMetadata name holds one)."""
+    t = 1_704_139_200_000
+    events = _renamed_table_events()
+    old = "s.d.x.old_name"
+    if variant == "name reused":
+        events.append({"id": "r-9", "eventType": "entityCreated", "entityType": "table", "entityId": "t-30",
+                       "entityFullyQualifiedName": old, "userName": "zed", "timestamp": t + 2500,
+                       "previousVersion": 0.1, "currentVersion": 0.1, "entity": {"id": "t-30"}})
+    else:
+        old = 's.d.x."old, name"'
+        events = json.loads(json.dumps(events).replace("s.d.x.old_name", 's.d.x.\\"old, name\\"'))
+    store = _store_of(events, tmp_path)
+    by_ann = run_query(store, get_query("changes-by-user"), {"user": "ann"}).dicts()
+    assert [r["fields_changed"].value for r in by_ann if r["entity_name"].value == "s.d.x.down"] == [f"+upstream {old}"]
+    history = run_query(store, get_query("entity-history"), {"entity": "s.d.x.down"}).dicts()
+    assert [r["fields_changed"].value for r in history if r["fields_changed"] is not None] == [f"+upstream {old}"]
+
+
 @pytest.mark.parametrize("entity, runs", [
     ("airflow_prod.daily_revenue_etl", 2),  # OpenMetadata pipelineStatus: its runs (runOf)
     (FCT, 1),  # the DataHub dataProcessInstance run that generated it
@@ -3860,8 +3881,8 @@ def test_changes_by_user_names_the_same_spelling_in_the_other_tool(tmp_path):
     store = _store_of(events, tmp_path)
     rows = run_query(store, get_query("changes-by-user"), {"user": "alice.wong"})
     assert len(rows) == 1 and rows.notes == [
-        "alice.wong is spelt like urn:li:corpuser:alice_wong: the same person in the other tool? Their changes are "
-        "answered for that name (changeprov keeps each tool's users apart)"]
+        "alice.wong (OpenMetadata) is spelt like urn:li:corpuser:alice_wong (DataHub): the same person? changeprov "
+        "keeps users apart; ask for that name for its changes"]
     other = run_query(store, get_query("changes-by-user"), {"user": "urn:li:corpuser:alice_wong"})
-    assert len(other) == 1 and "urn:li:corpuser:alice_wong is spelt like alice.wong" in other.notes[0]
+    assert len(other) == 1 and "urn:li:corpuser:alice_wong (DataHub) is spelt like alice.wong (OpenMetadata)" in other.notes[0]
     assert run_query(store, get_query("changes-by-user"), {"user": "urn:li:corpuser:alicewong2"}).notes == []

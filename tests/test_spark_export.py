@@ -50,6 +50,50 @@ def mixed_log(tmp_path_factory) -> tuple[Path, dict]:
     return path, summary
 
 
+CLUSTER_TEST = "test_spark_submit_on_a_local_cluster_gives_the_same_triples"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def cluster_run(request, mixed_log, tmp_path_factory):
+    """The spark-submit run of the local-cluster test, started as this module starts (when that test is
+    selected): its own JVMs (a driver, two executors) then work while the module's other tests run, since
+    alone it was the suite's longest test (~170 s of its ~15 minutes). Yields (input, output, process).
+
+    The mixed log, with a line that is no JSON and one event id again with other content (the second
+    pass): quarantined lines made the executors start pyspark.daemon (ut42e #1), so these executors
+    cannot run Python at all (PYSPARK_PYTHON=/bin/false); the driver runs this Python. The cluster run
+    uses generated code (what inputs above INTERPRETED_BELOW_BYTES get), the session's export
+    interpreted expressions: the test also checks that both give the same triples."""
+    if not any(item.name == CLUSTER_TEST for item in request.session.items):
+        yield None
+        return
+    import pyspark
+
+    work = tmp_path_factory.mktemp("cluster")
+    lines = Path(mixed_log[0]).read_text().splitlines()
+    event = {"id": "dup-1", "eventType": "entityCreated", "entityType": "table", "entityId": "t-1",
+             "entityFullyQualifiedName": "s.d.x.t", "timestamp": 1_709_280_000_000, "userName": "alice",
+             "previousVersion": 0.1, "currentVersion": 0.1}
+    path = work / "in.jsonl"
+    path.write_text("\n".join(lines + ["{not json", json.dumps(event), json.dumps({**event, "userName": "bob"})]) + "\n")
+    env = dict(os.environ, SPARK_HOME=os.path.dirname(pyspark.__file__), PYSPARK_PYTHON="/bin/false",
+               PYSPARK_DRIVER_PYTHON=sys.executable, SPARK_LOCAL_IP="127.0.0.1")
+    submit = Path(sys.executable).parent / "spark-submit"
+    script = Path(job_module.__file__).parent / "submit.py"
+    log = open(work / "submit.log", "w")  # a file, not a pipe: nobody reads a pipe while the tests above run
+    proc = subprocess.Popen([str(submit), "--master", "local-cluster[2,1,1024]", "--conf", "spark.ui.enabled=false",
+                             str(script), "--conf", "spark.sql.codegen.factoryMode=FALLBACK",
+                             str(path), "--out", str(work / "cluster")],
+                            env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        yield path, work / "cluster", proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        log.close()
+
+
 @pytest.fixture(scope="module")
 def mixed_export(spark, mixed_log, tmp_path_factory):
     """One export of the mixed log, shared by the tests that start from a committed export."""
@@ -486,39 +530,6 @@ def test_the_commit_file_operations_agree_locally_and_through_hadoop(spark, tmp_
     assert after_a_kill('{"run_i', None) is None  # rv41 #7: an overwrite had deleted the old one first
     fs.delete("manifest.json")
     assert sorted(p.name for p in root.iterdir()) == ["c"]
-
-
-def test_spark_submit_on_a_local_cluster_gives_the_same_triples(spark, mixed_log, tmp_path):
-    """Separate executor JVMs: the job must not need changeprov (or Python) on the executors.
-
-    The cluster run uses generated code (what inputs above ``INTERPRETED_BELOW_BYTES`` get), the
-    session's export interpreted expressions: this also checks that both give the same triples."""
-    import pyspark
-
-    # the mixed log, with a line that is no JSON and one event id again with other content (the second
-    # pass): quarantined lines made the executors start pyspark.daemon (ut42e #1), so these executors
-    # cannot run Python at all; the driver runs this Python
-    lines = Path(mixed_log[0]).read_text().splitlines()
-    event = {"id": "dup-1", "eventType": "entityCreated", "entityType": "table", "entityId": "t-1",
-             "entityFullyQualifiedName": "s.d.x.t", "timestamp": 1_709_280_000_000, "userName": "alice",
-             "previousVersion": 0.1, "currentVersion": 0.1}
-    path = tmp_path / "in.jsonl"
-    path.write_text("\n".join(lines + ["{not json", json.dumps(event), json.dumps({**event, "userName": "bob"})]) + "\n")
-    local = export(spark, resolve_inputs([str(path)]), str(tmp_path / "local"))
-    assert local.counts["quarantined_by_reason"].get("DUPLICATE_EVENT") and local.counts["quarantined"] >= 2
-    env = dict(os.environ, SPARK_HOME=os.path.dirname(pyspark.__file__), PYSPARK_PYTHON="/bin/false",
-               PYSPARK_DRIVER_PYTHON=sys.executable, SPARK_LOCAL_IP="127.0.0.1")
-    submit = Path(sys.executable).parent / "spark-submit"
-    script = Path(job_module.__file__).parent / "submit.py"
-    proc = subprocess.run([str(submit), "--master", "local-cluster[2,1,1024]", "--conf", "spark.ui.enabled=false",
-                           str(script), "--conf", "spark.sql.codegen.factoryMode=FALLBACK",
-                           str(path), "--out", str(tmp_path / "cluster")],
-                          env=env, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
-    assert read_triples(tmp_path / "cluster") == read_triples(tmp_path / "local")
-    quarantine = lambda out: sorted(line for f in sorted((out / "quarantine").glob("*.jsonl"))  # noqa: E731
-                                    for line in f.read_text().splitlines())
-    assert quarantine(tmp_path / "cluster") == quarantine(tmp_path / "local") != []
 
 
 def test_missing_input_is_a_clear_error(tmp_path):
@@ -1053,3 +1064,18 @@ def test_a_library_export_into_a_file_is_refused_before_any_work(spark, tmp_path
     with pytest.raises(InputError, match="a-file is a file, not a folder"):
         export(spark, [str(tmp_path / "events.jsonl")], str(tmp_path / "a-file" / "out"))
     assert not (tmp_path / "a-file.lock").exists() and (tmp_path / "a-file").read_text() == "x"
+
+
+# last in the module: the cluster run (cluster_run) works while the tests above run
+def test_spark_submit_on_a_local_cluster_gives_the_same_triples(spark, cluster_run, tmp_path):
+    """Separate executor JVMs: the job must not need changeprov (or Python) on the executors (the run
+    itself: the cluster_run fixture)."""
+    path, cluster, proc = cluster_run
+    local = export(spark, resolve_inputs([str(path)]), str(tmp_path / "local"))
+    assert local.counts["quarantined_by_reason"].get("DUPLICATE_EVENT") and local.counts["quarantined"] >= 2
+    proc.wait(timeout=600)
+    assert proc.returncode == 0, (cluster.parent / "submit.log").read_text()[-3000:]
+    assert read_triples(cluster) == read_triples(tmp_path / "local")
+    quarantine = lambda out: sorted(line for f in sorted((out / "quarantine").glob("*.jsonl"))  # noqa: E731
+                                    for line in f.read_text().splitlines())
+    assert quarantine(cluster) == quarantine(tmp_path / "local") != []
