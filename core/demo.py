@@ -76,6 +76,7 @@ def run_demo(workdir: str) -> int:
     spark = get_session(master="local[*]", app_name="changeprov-demo", conf=evaluation_conf([events.as_uri()]))
     result = export(spark, [events.as_uri()], export_dir.as_uri(), progress=lambda m: _say(f"  [export] {m}"))
     print_counts(result.counts, title=f"  run {result.run_id}")
+    _say(f"  the quarantined lines, each with its reason, file and line: {export_dir / 'quarantine'}")
     if not result.counts["balanced"]:
         _say("  accounting does not add up")
         return 1
@@ -108,6 +109,8 @@ def run_demo(workdir: str) -> int:
         counts = ", ".join(f"{kind} {n}" for kind, n in audit.counts().items()) or "none"
         _say(f"  {len(audit.findings)} finding(s): {counts}")
     _say(f"\nThe audit report is {report_path} (open it in a browser); the store is {store_dir}.")
+    _say(f"Next: changeprov query --list (every question it answers, with its parameters), and README.md's "
+         f"'Common questions', each with --store {store_dir}.")
     bin_dir = Path(sys.executable).parent
     if shutil.which("changeprov") is None and (bin_dir / "activate").is_file():
         # `make demo` installs into .venv, which is not on PATH (ut22 M1)
