@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
@@ -188,6 +189,10 @@ def _run_export(args: argparse.Namespace) -> int:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise InputError(f"--conf needs K=V, got {item!r}")
+        # a JVM size Spark passes to java as -Xmx: a bad one was "Java gateway process exited before sending
+        # its port number", the JVM's own reason in its output above (ut45b #4)
+        if key in ("spark.driver.memory", "spark.executor.memory") and not re.fullmatch(r"[0-9]+[kmgtKMGT]?", value):
+            raise InputError(f"--conf {key}={value!r}: a size such as 4g, 512m or 2048 (MiB)")
         conf[key] = value
     if sys.stderr.isatty():
         conf.setdefault("spark.ui.showConsoleProgress", "true")

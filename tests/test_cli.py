@@ -390,3 +390,14 @@ def test_an_export_whose_spark_jvm_is_gone_says_so(monkeypatch, capsys):
                                                     for c in commands.COMMANDS))
     assert main(["export", "in.jsonl", "--out", "o"]) == 2
     assert "error: the Spark JVM is gone (out of memory? if it printed OutOfMemoryError above" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("option", ["spark.driver.memory=lots", "spark.executor.memory=4gb", "spark.driver.memory="])
+def test_a_bad_memory_size_is_refused_before_spark_starts(tmp_path, capsys, option):
+    """ut45b #4: "--conf spark.driver.memory=lots" ended with "Java gateway process exited before sending its
+    port number"; the JVM's reason (Invalid maximum heap size) was only in its output above."""
+    (tmp_path / "in.jsonl").write_text("\n")
+    assert main(["export", str(tmp_path / "in.jsonl"), "--out", str(tmp_path / "o"), "--conf", option]) == 2
+    key, _, value = option.partition("=")
+    assert f"--conf {key}={value!r}: a size such as 4g, 512m or 2048 (MiB)" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
