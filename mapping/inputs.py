@@ -23,10 +23,11 @@ from changeprov.errors import InputError
 # its own block formats and .zst needs its native library: `map` refuses those by name.
 CODECS = (".gz", ".bz2", ".deflate")
 HADOOP_ONLY_CODECS = {".lz4": "LZ4", ".snappy": "Snappy", ".zst": "Zstandard"}
-SUFFIXES = tuple(base + codec for base in (".jsonl", ".json", ".ndjson") for codec in ("", *CODECS))
+_EVENT_FILES = (".jsonl", ".json", ".ndjson")
+SUFFIXES = tuple(base + codec for base in _EVENT_FILES for codec in ("", *CODECS))
 #: a folder's event files: also in the codecs only `export` reads (ut44e #3: events.jsonl.zst was left out
 #: without a word; `map` says it cannot read it, as when it is named)
-FOLDER_SUFFIXES = SUFFIXES + tuple(base + codec for base in (".jsonl", ".json", ".ndjson") for codec in HADOOP_ONLY_CODECS)
+FOLDER_SUFFIXES = SUFFIXES + tuple(base + codec for base in _EVENT_FILES for codec in HADOOP_ONLY_CODECS)
 
 
 # file:///p, file://localhost/p and Hadoop's own file:/p; the host is checked by file_uri_path

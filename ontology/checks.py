@@ -109,12 +109,22 @@ def declared(iri: str) -> bool:
     return is_declared(iri) or iri in _prov_o_declared()
 
 
+def _context_prefixes(ctx: Mapping) -> dict[str, str]:
+    """A JSON-LD context's prefix definitions (a term whose IRI ends in / or #)."""
+    return {k: v for k, v in ctx.items() if isinstance(v, str) and v.endswith(("/", "#"))}
+
+
+def _expand(value: str, prefixes: Mapping[str, str]) -> str:
+    """``value`` with its prefix expanded by ``prefixes`` (a compact IRI), else as it is."""
+    prefix, sep, local = value.partition(":")
+    return prefixes[prefix] + local if sep and prefix in prefixes else value
+
+
 def _context_terms(ctx: dict) -> set[str]:
-    prefixes = {k: v for k, v in ctx.items() if isinstance(v, str) and v.endswith(("/", "#"))}
+    prefixes = _context_prefixes(ctx)
 
     def expand(value: str) -> str:
-        prefix, sep, local = value.partition(":")
-        return prefixes[prefix] + local if sep and prefix in prefixes else value
+        return _expand(value, prefixes)
 
     out = set()
     for key, value in ctx.items():
@@ -185,10 +195,9 @@ def check_labels() -> OntologyCheck:
 
 
 def _short(iri: str) -> str:
-    for prefix, ns in (("om-event:", OM_EVENT), ("prov:", PROV), ("xsd:", str(XSD)), ("rdf:", str(RDF))):
-        if iri.startswith(ns):
-            return prefix + iri[len(ns):]
-    return f"<{iri}>"
+    from changeprov.mapping.vocab import PREFIXES
+
+    return next((f"{prefix}:{iri[len(ns):]}" for prefix, ns in PREFIXES.items() if iri.startswith(ns)), f"<{iri}>")
 
 
 def check_satisfiable(t=None) -> OntologyCheck:
@@ -226,11 +235,10 @@ def check_context(context: Mapping | None = None, t=None) -> OntologyCheck:
     try:
         ctx = context if context is not None else json.loads(read_text("context.jsonld"))["@context"]
         t = t or tbox()
-        prefixes = {k: v for k, v in ctx.items() if isinstance(v, str) and v.endswith(("/", "#"))}
+        prefixes = _context_prefixes(ctx)
 
         def expand(value: str) -> str:
-            prefix, sep, local = value.partition(":")
-            return prefixes[prefix] + local if sep and prefix in prefixes else value
+            return _expand(value, prefixes)
 
         terms: dict[tuple, list[str]] = {}
         for key, value in ctx.items():

@@ -11,8 +11,8 @@ import time
 from pyspark.sql import DataFrame
 
 from changeprov.errors import InputError
-from changeprov.exportlayout import (iso_seconds, manifest_runs, parse_manifest, run_ids, run_totals, shown_time,
-                                     written_by_a_run)
+from changeprov.exportlayout import (PART_NAME, iso_seconds, manifest_runs, parse_manifest, run_ids, run_totals,
+                                     shown_time, written_by_a_run)
 from changeprov.spark.fs import FileSystem, partial_name
 
 
@@ -54,13 +54,21 @@ def _run_manifest(text: str) -> bool | None:
     return isinstance(manifest, dict) and "run_id" in manifest
 
 
-#: the names an export gives what it writes, level by level (its part files renamed, or as Spark named
-#: them, which a run killed while committing leaves); a hidden file only as Hadoop's checksum
-_TRIPLE_FILE = re.compile(r"part-(?:[0-9a-f]{12}-)?[0-9]{5}\.nt(?:\.gz)?|part-[0-9]{5}-[0-9a-f-]{36}\.c[0-9]{3}\.txt(?:\.gz)?")
-_OURS = {"triples": re.compile(r"_SUCCESS|source=[a-z][a-z-]*|" + _TRIPLE_FILE.pattern),
-         "source": re.compile(r"date=[0-9]{4}-[0-9]{2}-[0-9]{2}"),
-         "date": _TRIPLE_FILE,
-         "quarantine": re.compile(r"_SUCCESS|part-(?:[0-9a-f]{12}-)?[0-9]{5}\.jsonl")}
+#: the names an export gives what it writes, level by level, beside its part files (PART_NAME, or as
+#: Spark named them, which a run killed while committing leaves: _SPARK_NAME); a hidden file only as
+#: Hadoop's checksum
+_SPARK_NAME = re.compile(r"part-[0-9]{5}-[0-9a-f-]{36}\.c[0-9]{3}\.txt(?:\.gz)?")
+_FOLDERS = {"triples": re.compile(r"_SUCCESS|source=[a-z][a-z-]*"), "source": re.compile(r"date=[0-9]{4}-[0-9]{2}-[0-9]{2}"),
+            "date": None, "quarantine": re.compile(r"_SUCCESS")}
+
+
+def _ours(level: str, name: str) -> bool:
+    if name.startswith(".") and name.endswith(".crc"):
+        return True
+    if level == "source":  # date folders only
+        return _FOLDERS[level].fullmatch(name) is not None
+    return bool(PART_NAME.fullmatch(name) or _SPARK_NAME.fullmatch(name)
+                or (_FOLDERS[level] and _FOLDERS[level].fullmatch(name)))
 
 
 def foreign_files(fs: FileSystem) -> list[str]:
@@ -78,16 +86,15 @@ def foreign_files(fs: FileSystem) -> list[str]:
             found.append("manifest.json (not an export manifest: it has no run_id)")
 
     def foreign(level: str, *where: str) -> list[str]:
-        return ["/".join((*where, n)) for n in fs.names(*where)
-                if not (_OURS[level].fullmatch(n) or (n.startswith(".") and n.endswith(".crc")))]
+        return ["/".join((*where, n)) for n in fs.names(*where) if not _ours(level, n)]
 
     found += [f"{name} (a file, where an export writes a folder)" for name in ("triples", "quarantine")
               if fs.exists(name) and not fs.is_folder(name)]  # ut41d #3: replaced without a word
     found += foreign("triples", "triples")
-    for source in (n for n in fs.names("triples") if _OURS["triples"].fullmatch(n) and n.startswith("source=")):
+    for source in (n for n in fs.names("triples") if _ours("triples", n) and n.startswith("source=")):
         found += foreign("source", "triples", source)
         if not manifest:
-            for date in (n for n in fs.names("triples", source) if _OURS["source"].fullmatch(n)):
+            for date in (n for n in fs.names("triples", source) if _ours("source", n)):
                 found += foreign("date", "triples", source, date)
     found += foreign("quarantine", "quarantine")
     return found

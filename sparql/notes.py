@@ -12,7 +12,7 @@ import pyoxigraph as ox
 
 from changeprov.mapping.vocab import OM_ENTITY, XSD_DECIMAL
 from changeprov.sparql.formats import display_text, display_value
-from changeprov.sparql.params import _current_name, user_name
+from changeprov.sparql.params import _ALL_AGENTS, _current_name, user_name
 from changeprov.sparql.query_files import OM_PREFIX
 from changeprov.sparql.stores import Rows, TripleStore
 from changeprov.sparql.values import with_rows
@@ -117,9 +117,6 @@ def _impersonations(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Li
             "as impersonated"]
 
 
-_AGENTS = "PREFIX prov: <http://www.w3.org/ns/prov#>\nSELECT DISTINCT ?agent WHERE { ?agent a prov:Agent } LIMIT 200000\n"
-
-
 def _identity_key(name: str) -> str:
     """A user name as both tools may spell it: no corpuser prefix, no mail domain, letters and digits only.
 
@@ -142,7 +139,7 @@ def _other_identities(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.
     def tool(name: str) -> str:
         return "DataHub" if name.startswith("urn:li:corpuser:") else "OpenMetadata"
 
-    alike = sorted(user_name(a.value) for (a,) in store.select(_AGENTS).rows
+    alike = sorted(user_name(a.value) for (a,) in store.select(_ALL_AGENTS).rows
                    if isinstance(a, ox.NamedNode) and a != asked and _identity_key(user_name(a.value)) == key)
     if not alike:
         return []

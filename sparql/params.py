@@ -311,8 +311,7 @@ def resolve_node(store: TripleStore, value: str, *, what: str = "entity",
         return picked[0]
 
     if len(nodes) > 1 and what == "entity" and at is not None:
-        held = [n for n in nodes if any(r["name"] is not None and r["name"].value == value
-                                        for r in store.select(_NAME_AT, {"node": n, "at": at}).dicts())]
+        held = [n for n in nodes if _name_at(store, n, at) == value]
         node = only(held, "other ", f"that held the name at {display_datetime(at.value)}")
         if node is not None:
             return node
