@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 from changeprov.errors import SparkError
@@ -148,6 +149,49 @@ def export_settings(spark) -> Callable[[], None]:
     return restore
 
 
+#: The driver's log4j2 settings when changeprov starts Spark: errors only, no start-up banner.
+LOG4J2_PROPERTIES = Path(__file__).with_name("log4j2.properties")
+_DRIVER_OPTIONS = "spark.driver.extraJavaOptions"
+
+
+def _driver_logging(settings: Mapping[str, str], environ: Mapping[str, str]) -> dict[str, str]:
+    """The driver option that points log4j2 at :data:`LOG4J2_PROPERTIES`, or nothing.
+
+    Spark without a log4j2 file of its own printed which default it took and how to change the log
+    level before an export's first line (ut45e #11). A site's own logging settings win: a log4j2
+    option in the options given, or a Spark conf folder with a log4j2 file or its own driver options
+    (a ``--conf`` of them would replace its spark-defaults.conf line).
+
+    >>> _driver_logging({}, {})[_DRIVER_OPTIONS].startswith("-Dlog4j2.configurationFile=file:")
+    True
+    >>> opts = _driver_logging({_DRIVER_OPTIONS: "-Dx=1"}, {})[_DRIVER_OPTIONS]
+    >>> opts.startswith("-Dx=1 -Dlog4j2.configurationFile=")
+    True
+    >>> _driver_logging({_DRIVER_OPTIONS: "-Dlog4j2.configurationFile=mine.xml"}, {})
+    {}
+    """
+    given = settings.get(_DRIVER_OPTIONS, "")
+    if "log4j2.configurationFile" in given or _site_logging(environ):
+        return {}
+    ours = f"-Dlog4j2.configurationFile={LOG4J2_PROPERTIES.as_uri()}"
+    return {_DRIVER_OPTIONS: f"{given} {ours}" if given else ours}
+
+
+def _site_logging(environ: Mapping[str, str]) -> bool:
+    """Whether the Spark conf folder spark-submit reads sets logging or the driver's Java options."""
+    folder = environ.get("SPARK_CONF_DIR") or (
+        str(Path(environ["SPARK_HOME"]) / "conf") if environ.get("SPARK_HOME") else "")
+    if not folder or not os.path.isdir(folder):
+        return False
+    if any(name.startswith("log4j2") for name in os.listdir(folder)):
+        return True
+    try:
+        defaults = Path(folder, "spark-defaults.conf").read_text(errors="replace")
+    except OSError:
+        return False
+    return bool(re.search(r"^\s*spark\.driver\.(extra|default)JavaOptions\b", defaults, re.MULTILINE))
+
+
 def get_session(*, master: str | None = "local[*]", app_name: str = "changeprov",
                 conf: Mapping[str, str] | None = None):
     """Create (or return the active) SparkSession with changeprov's settings.
@@ -177,6 +221,7 @@ def get_session(*, master: str | None = "local[*]", app_name: str = "changeprov"
         if master.startswith("local"):
             settings.setdefault("spark.driver.memory", local_driver_memory())
             settings.setdefault("spark.sql.files.minPartitionNum", str(2 * local_cores(master)))
+    settings.update(_driver_logging(settings, os.environ))
     for key, value in settings.items():
         builder = builder.config(key, value)
     try:

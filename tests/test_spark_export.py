@@ -569,6 +569,43 @@ def test_spark_that_cannot_start_is_a_clear_error_not_a_stack_trace(tmp_path, co
     assert "Traceback" not in proc.stderr
 
 
+def test_an_exports_stderr_holds_its_own_lines_not_sparks_start_up_banner(tmp_path):
+    """ut45e #11: Spark said which log4j profile it took and how to set the log level, and warned of
+    Hadoop's native library, before the export's first progress line."""
+    event = {"id": "b-1", "eventType": "entityCreated", "entityType": "table", "entityId": "t-1",
+             "timestamp": 1_788_249_600_000, "userName": "alice", "currentVersion": 0.1}
+    (tmp_path / "in.jsonl").write_text(json.dumps(event) + "\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("SPARK_CONF_DIR", "SPARK_HOME")}
+    proc = subprocess.run([sys.executable, "-m", "changeprov.cli", "export", str(tmp_path / "in.jsonl"),
+                           "--out", str(tmp_path / "o")], capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr
+    # the JVM's own warning of the incubator module Spark's launcher adds cannot be turned off
+    foreign = [line for line in proc.stderr.splitlines()
+               if not line.startswith("[export] ") and line != "WARNING: Using incubator modules: jdk.incubator.vector"]
+    assert foreign == []
+    assert "[export] committing" in proc.stderr
+
+
+@pytest.mark.parametrize("files, defaults, ours", [
+    ({}, None, True),
+    ({"log4j2.properties": "rootLogger.level = info\n"}, None, False),
+    ({}, "spark.master local[2]\n", True),
+    ({}, "spark.driver.extraJavaOptions -Dsite=1\n", False),
+    ({}, "  spark.driver.defaultJavaOptions=-Dsite=1\n", False),
+])
+def test_a_sites_spark_conf_folder_keeps_its_own_logging(tmp_path, files, defaults, ours):
+    from changeprov.spark.session import _driver_logging
+
+    conf = tmp_path / "home" / "conf"
+    conf.mkdir(parents=True)
+    for name, text in files.items():
+        (conf / name).write_text(text)
+    if defaults is not None:
+        (conf / "spark-defaults.conf").write_text(defaults)
+    for environ in ({"SPARK_CONF_DIR": str(conf)}, {"SPARK_HOME": str(tmp_path / "home")}):
+        assert bool(_driver_logging({}, environ)) is ours, environ
+
+
 @pytest.mark.parametrize("physical_gib, heap", [(2, "1024m"), (8, "2048m"), (12, "3072m"), (64, "4096m")])
 def test_a_local_run_gets_a_quarter_of_the_memory_between_1_and_4_gb(physical_gib, heap):
     from changeprov.spark.session import local_driver_memory
