@@ -213,7 +213,8 @@ def run_describe(args: argparse.Namespace) -> int:
     notes: list[str] = []
     with store_from_args(args, read_only=True) as store:
         triples = describe_triples(store, args.entity, notes=notes)
+    text = render_graph(triples, args.format, notes=notes)
     for note in notes:
         print(f"note: {visible(note)}", file=sys.stderr)
-    sys.stdout.write(render_graph(triples, args.format))
+    sys.stdout.write(text)
     return 0

@@ -124,28 +124,50 @@ def _not_an_entity(store: TripleStore, value: str, *, shown: str | None = None) 
     return f"{name!r} is in the store but has no provenance of its own (no event affects it)"
 
 
-def _suffix_read_as_iri(triples: list[ox.Triple], context: dict) -> bool:
+def _suffix_read_as_iri(triples: list[ox.Triple], context: dict) -> str | None:
     """Whether an IRI would compact to ``prefix://…``, which JSON-LD reads back as an absolute IRI of
     the scheme ``prefix`` (ut44c #4: <https://open-metadata.org/entity///weird/abc> became "omx://weird/abc",
     another graph to pyld and rdflib); pyld compacts it nevertheless.
 
     >>> t = ox.Triple(ox.NamedNode("https://open-metadata.org/entity///w/a"), ox.NamedNode("http://e/p"), ox.Literal("x"))
     >>> _suffix_read_as_iri([t], {"omx": "https://open-metadata.org/entity/"})
-    True
+    'https://open-metadata.org/entity///w/a'
     """
     spaces = [ns for ns in context.values() if isinstance(ns, str) and ns.endswith(("/", "#"))]
     for t in triples:
         for term in (t.subject, t.predicate, t.object, getattr(t.object, "datatype", None)):
             iri = getattr(term, "value", None) if isinstance(term, ox.NamedNode) else None
             if iri and any(iri.startswith(ns) and iri[len(ns):].startswith("//") for ns in spaces):
-                return True
-    return False
+                return iri
+    return None
 
 
-def render_graph(triples: list[ox.Triple], fmt: str) -> str:
+def _prefix_scheme(triples: list[ox.Triple], context: dict) -> str | None:
+    """The first IRI whose scheme is one of ``context``'s terms (``prov:x`` beside a prefix ``prov``).
+
+    >>> t = ox.Triple(ox.NamedNode("urn:a"), ox.NamedNode("http://e/p"), ox.NamedNode("prov:x"))
+    >>> _prefix_scheme([t], {"prov": "http://www.w3.org/ns/prov#"})
+    'prov:x'
+    """
+    prefixes = {name for name, ns in context.items() if isinstance(ns, str) and ns.endswith(("/", "#"))}
+    for t in triples:
+        for term in (t.subject, t.predicate, t.object, getattr(t.object, "datatype", None)):
+            if isinstance(term, ox.NamedNode) and term.value.split(":", 1)[0] in prefixes:
+                return term.value
+    return None
+
+
+def _expanded_note(notes: list[str] | None, why: str) -> None:
+    if notes is not None:
+        notes.append(f"JSON-LD written expanded (full IRIs, no @context): {why}")
+
+
+def render_graph(triples: list[ox.Triple], fmt: str, *, notes: list[str] | None = None) -> str:
     """``triples`` as Turtle, N-Triples or compacted JSON-LD. The JSON-LD document carries our
     context itself, not its IRI: that IRI is not served anywhere, so any other JSON-LD processor
-    (rdflib, pyld, jsonld.js) could not expand a document that only named it."""
+    (rdflib, pyld, jsonld.js) could not expand a document that only named it. A graph that cannot be
+    compacted with our context is written expanded, and ``notes`` gets a line saying why (ut45c #8:
+    a reader expecting our terms found full IRIs without a word)."""
     from changeprov.mapping.export import (CONTEXT_IRI, JsonLdInputError, bundled_context, to_expanded, to_jsonld,
                                            to_turtle)
 
@@ -156,7 +178,9 @@ def render_graph(triples: list[ox.Triple], fmt: str) -> str:
     if fmt == "turtle":
         return to_turtle(triples)
     if fmt == "jsonld":
-        if _suffix_read_as_iri(triples, bundled_context()["@context"]):
+        odd_iri = _suffix_read_as_iri(triples, bundled_context()["@context"])
+        if odd_iri:
+            _expanded_note(notes, f"<{odd_iri}> would compact to a string JSON-LD reads back as another IRI")
             return json.dumps(to_expanded(triples), indent=2, ensure_ascii=False) + "\n"
         try:
             doc = to_jsonld(triples)
@@ -166,6 +190,9 @@ def render_graph(triples: list[ox.Triple], fmt: str) -> str:
             # an IRI such as <prov:x> (a scheme named like one of our prefixes) cannot be written
             # compacted with our context (JSON-LD 1.1 forbids it; ut42c #2): the expanded document,
             # which needs no context, holds the same graph
+            named = _prefix_scheme(triples, bundled_context()["@context"])
+            _expanded_note(notes, f"<{named}>'s scheme is named like a prefix of the context, which JSON-LD 1.1 "
+                                  "cannot compact" if named else str(exc))
             return json.dumps(to_expanded(triples), indent=2, ensure_ascii=False) + "\n"
         if doc.get("@context") == CONTEXT_IRI:  # the same terms, so the compacted keys stay valid
             doc["@context"] = bundled_context()["@context"]

@@ -2788,6 +2788,22 @@ def test_describe_of_a_datahub_run_names_its_job_not_its_record(tmp_path):
         describe_triples(store, run[0].value)
 
 
+def test_describe_says_when_its_jsonld_is_expanded(tmp_path, capsys):
+    """ut45c #8: an entity whose IRI cannot be compacted with our context came out as expanded JSON-LD
+    (full IRIs, no @context) without a word; the same entity's Turtle needs no note."""
+    event = {"id": "w-1", "eventType": "entityCreated", "entityType": "//weird", "entityId": "abc",
+             "entityFullyQualifiedName": "svc.weird", "timestamp": 1_704_139_200_000, "userName": "alice",
+             "currentVersion": 0.1}
+    _store_of([event], tmp_path).close()
+    assert main(["describe", "svc.weird", "--store", str(tmp_path / "db"), "--format", "jsonld"]) == 0
+    out, err = capsys.readouterr()
+    assert "@context" not in json.dumps(json.loads(out))
+    assert err == ("note: JSON-LD written expanded (full IRIs, no @context): <https://open-metadata.org/entity///weird/abc> "
+                   "would compact to a string JSON-LD reads back as another IRI\n")
+    assert main(["describe", "svc.weird", "--store", str(tmp_path / "db"), "--format", "turtle"]) == 0
+    assert capsys.readouterr().err == ""
+
+
 DISPLAY_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z")
 
 
