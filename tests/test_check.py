@@ -146,6 +146,24 @@ def test_corpus_export_is_sound(clean_db, capsys):
     assert report["ok"] and report["findings"] == 0 and report["failed_checks"] == []
     assert set(report["checks"]) == {"ontology", "shacl", "prov"}
     assert len(report["checks"]["shacl"]) > 50 and len(report["checks"]["prov"]) == 5
+    assert report["notes"] == []  # an export states every type: nothing to say of reasoning
+
+
+def test_check_says_when_prov_nodes_have_only_the_types_reasoning_would_give(tmp_path, capsys):
+    """ut45c #4: on data written by another tool (a derivation between two untyped nodes) the PROV checks
+    read stated types only, which README says and the report did not; after `reason` nothing is said."""
+    a, b = N("https://example.org/a"), N("https://example.org/b")
+    db = make_store(tmp_path / "db", b"", [ox.Triple(a, N(PROV + "wasDerivedFrom"), b)])
+    assert main(["check", "--store", str(db), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["notes"] == [
+        "https://example.org/a (and maybe more subjects of PROV relations) has no stated type: the PROV checks count "
+        "the types PROV-O's domains and ranges give only after `changeprov reason` (a store not reasoned)"]
+    assert main(["check", "--store", str(db), "--only", "shacl"]) == 0  # the note is the PROV checks'
+    assert "note:" not in capsys.readouterr().out
+    assert main(["reason", "--store", str(db)]) == 0
+    capsys.readouterr()
+    assert main(["check", "--store", str(db), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["notes"] == []
 
 
 @pytest.mark.parametrize("kind", sorted(EXPECTED))
