@@ -37,7 +37,7 @@ from changeprov.errors import StoreError
 from changeprov.ontology.tbox import TRIVIAL_CLASSES, TBox, tbox, tbox_terms
 from changeprov.sparql.embedded import EmbeddedStore
 from changeprov.sparql.rdflib_store import RdflibStore
-from changeprov.sparql.remote import RemoteStore
+from changeprov.sparql.remote import RemoteStore, redacted
 from changeprov.sparql.stores import TripleStore
 
 RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
@@ -146,7 +146,19 @@ def reason(store: TripleStore, *, progress: Callable[[str], None] | None = None)
             run(update)
         steps = len(updates)
     after = store.count()
+    if isinstance(store, RemoteStore) and after == before and store.ask(_missing_entailment()):
+        # ut46b #1: a gateway answering the updates with HTTP 200 and a login page, "0 triples added", exit 0
+        raise StoreError(f"{redacted(store.update_endpoint)} accepted the updates, but their triples are not in the store the "
+                         f"endpoint {store.shown} queries: a gateway answering in its place (a login page?), "
+                         "--update-endpoint of another dataset, or a read replica behind the writer")
     return ReasonReport(before, after, steps, time.perf_counter() - start)
+
+
+def _missing_entailment(t: TBox | None = None) -> str:
+    """ASK whether the store lacks an entailment the updates insert."""
+    properties, types = _bodies(t)
+    return (f"ASK {{\n  {{ {properties}\n  FILTER NOT EXISTS {{ ?s ?q ?o }} }}\n"
+            f"  UNION {{ {types}\n  FILTER NOT EXISTS {{ ?s a ?c }} }}\n}}")
 
 
 # ----------------------------------------------------------------------------- the reference (owlrl)

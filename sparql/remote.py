@@ -10,6 +10,7 @@ import base64
 import functools
 import os
 import re
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -26,6 +27,7 @@ from changeprov.sparql.values import with_values
 ENV_USER, ENV_PASSWORD, ENV_TOKEN = "CHANGEPROV_ENDPOINT_USER", "CHANGEPROV_ENDPOINT_PASSWORD", "CHANGEPROV_ENDPOINT_TOKEN"
 
 
+_FORM = re.compile(r"(?i)\b(SELECT|ASK|CONSTRUCT|DESCRIBE)\b")
 _BARE_DESCRIBE = re.compile(r"(?is)\s*((PREFIX\s+[\w.-]*:|BASE)\s*)*DESCRIBE(\s+(\?\w+|\$\w+|\*|[\w.-]*:[\w.-]*))*\s*")
 
 
@@ -108,9 +110,12 @@ _EXHAUSTED_HINT = ("; the server ran out of threads or processes: impact, upstre
                    "T seconds (start it without --timeout-s, or with a short one)")
 
 
-def _server_said(body: bytes | None) -> str:
-    """The first line of an error response's body (a server's own reason), or ""."""
+def _server_said(body: bytes | None, *, mask: tuple[str, ...] = ()) -> str:
+    """The first line of an error response's body (a server's own reason), or "": ``mask``'s strings
+    are replaced by ``***`` before it is cut short."""
     text = (body or b"")[:2000].decode("utf-8", "replace").strip()
+    for secret in sorted((x for x in mask if len(x) >= 3), key=len, reverse=True):
+        text = text.replace(secret, "***")
     if text.lstrip().startswith("<"):  # an HTML error page: its text, without the tags
         text = re.sub(r"\s+", " ", re.sub(r"<[^>]*>", " ", text)).strip()
     return (text.splitlines() or [""])[0][:300]
@@ -220,7 +225,12 @@ class RemoteStore(TripleStore):
     @staticmethod
     def _auth_headers() -> dict[str, str]:
         token, user, password = (_credential(name) for name in (ENV_TOKEN, ENV_USER, ENV_PASSWORD))
+        if token is not None:
+            token = token.strip(" \t")
         if token:
+            if token.split(" ")[0].lower() in ("bearer", "basic"):  # ut46b #7: "Bearer Bearer tok" was sent
+                raise ConfigError(f"{ENV_TOKEN} starts with {token.split(' ')[0]!r}: give the token alone "
+                                  "(changeprov sends it as 'Bearer <token>')")
             if not token.isascii():  # an HTTP header carries Latin-1 at most; a bearer token is ASCII
                 raise ConfigError(f"{ENV_TOKEN} has a character that is not ASCII (a typographic quote?): fix the variable")
             return {"Authorization": "Bearer " + token}
@@ -234,13 +244,25 @@ class RemoteStore(TripleStore):
             return {"Authorization": "Basic " + cred}
         return {}
 
-    def _refused(self, url: str, code: int) -> str:
-        """What to do about a 401 / 403: which credentials went, and where they come from."""
+    def _refused(self, url: str, code: int, body: bytes | None = None) -> str:
+        """What to do about a 401 / 403: what the server said (ut46b #3: "The server is read-only" was
+        dropped for advice on credentials), which credentials went, and where they come from."""
+        said = self._said(body)
         sent = self._headers.get("Authorization", "").split(" ")[0]
         what = "a bearer token from the environment was" if sent == "Bearer" else \
             "basic credentials from the environment were"
         how = (f"{what} sent" if sent else f"no credentials were sent: set {ENV_TOKEN}, or {ENV_USER} and {ENV_PASSWORD}")
-        return f"{url} refused access (HTTP {code}): {how}"
+        return f"{url} refused access (HTTP {code}{f': {said}' if said else ''}): {how}"
+
+    def _said(self, body: bytes | None) -> str:
+        """The server's reason (:func:`_server_said`), the credentials sent masked: a server or gateway that
+        echoes the Authorization header put the token in our error message (ut46b #4)."""
+        auth = self._headers.get("Authorization", "")
+        secrets = {auth, auth.partition(" ")[2]}
+        if auth.startswith("Basic "):
+            user, _, password = base64.b64decode(auth[6:]).decode("utf-8", "replace").partition(":")
+            secrets |= {f"{user}:{password}", password}
+        return _server_said(body, mask=tuple(secrets))
 
     def _wrapper(self, query: str, accept: str):
         from SPARQLWrapper import POST
@@ -271,29 +293,31 @@ class RemoteStore(TripleStore):
         while lines and "\r" not in lines[0] and (not lines[0].strip() or lines[0].lstrip().startswith("#")):
             lines.pop(0)
         text = "\n".join(lines)
+        deadline = time.monotonic() + self.timeout
         try:
-            return self._wrapper(text, accept).query().response.read()
+            return self._read_by(self._wrapper(text, accept).query().response, deadline)
         except SPARQLWrapperException as exc:
             msg = str(exc).splitlines()[0][:500].strip()
-            said = _server_said(getattr(exc, "response", None))
+            said = self._said(getattr(exc, "response", None))
             if "QueryBadFormed" in type(exc).__name__:
-                raise InputError(f"endpoint refused the query: {said or msg}") from None
+                raise InputError(f"endpoint {self.shown} refused the query: {said or msg}{self._not_query_url()}") from None
             if type(exc).__name__ == "Unauthorized":
-                raise StoreError(self._refused(f"endpoint {self.shown}", 401)) from None
+                raise StoreError(self._refused(f"endpoint {self.shown}", 401, getattr(exc, "response", None))) from None
             if type(exc).__name__ == "EndPointNotFound":  # HTTP 404, most often a server's base URL
                 raise StoreError(f"endpoint {self.shown} answered 404 Not Found: --endpoint must be the "
                                  "SPARQL query URL (oxigraph serve: http://HOST:PORT/query; Fuseki: "
                                  "http://HOST:PORT/DATASET/sparql)") from None
             raise StoreError(f"endpoint {self.shown} failed: {msg}{f' ({said})' if said else ''}"
-                             f"{_EXHAUSTED_HINT if 'temporarily unavailable' in said.lower() else ''}") from None
+                             f"{_EXHAUSTED_HINT if 'temporarily unavailable' in said.lower() else ''}"
+                             f"{self._not_query_url()}") from None
         except urllib.error.HTTPError as exc:
             if exc.code in _REDIRECTS:
                 raise _redirected(self.shown, exc) from None
             if exc.code == 403:
-                raise StoreError(self._refused(f"endpoint {self.shown}", 403)) from None
-            said = _server_said(exc.read())
+                raise StoreError(self._refused(f"endpoint {self.shown}", 403, exc.read())) from None
+            said = self._said(exc.read())
             raise StoreError(f"endpoint {self.shown} failed: HTTP {exc.code} {exc.reason}"
-                             f"{f' ({said})' if said else ''}") from None
+                             f"{f' ({said})' if said else ''}{self._not_query_url()}") from None
         except (urllib.error.URLError, OSError) as exc:
             if _tls_timeout(exc):  # https:// to a plain-http port: the handshake never gets an answer
                 raise _no_handshake(f"endpoint {self.shown}", self.timeout) from None
@@ -302,6 +326,28 @@ class RemoteStore(TripleStore):
                 raise StoreError(f"endpoint {self.shown} gave no answer within {self.timeout:g} s (timeout=, --timeout): "
                                  "the query may still be running there; a longer timeout waits for it") from None
             raise StoreError(f"cannot reach endpoint {self.shown}: {exc}") from None
+
+    def _read_by(self, response, deadline: float) -> bytes:
+        """The whole answer, by ``deadline``: the socket's timeout bounds each read, so a server sending a
+        byte every half second held a 3 s query for 78 s (ut46b #2)."""
+        chunks, size = [], 0
+        read = getattr(response, "read1", response.read)
+        while chunk := read(1 << 16):
+            chunks.append(chunk)
+            size += len(chunk)
+            if time.monotonic() > deadline:
+                raise StoreError(f"endpoint {self.shown} did not finish its answer within {self.timeout:g} s (timeout=, "
+                                 f"--timeout; {size:,} bytes came): a longer timeout waits for it")
+        return b"".join(chunks)
+
+    def _not_query_url(self) -> str:
+        """A hint when --endpoint looks like a server's update or Graph Store URL (ut46b #7: a 400 or 415
+        said only what the server said)."""
+        last = urllib.parse.urlsplit(self.endpoint).path.rstrip("/").rsplit("/", 1)[-1].lower()
+        if last not in {"update", "store", "data", "statements", "upload", "get"}:
+            return ""
+        return ("; is it the SPARQL query URL? --endpoint takes that (oxigraph serve: http://HOST:PORT/query; "
+                "Fuseki: http://HOST:PORT/DATASET/sparql)")
 
     def _results(self, data: bytes):
         try:
@@ -314,7 +360,7 @@ class RemoteStore(TripleStore):
         data = self._fetch(query, bindings, "application/sparql-results+json")
         res = self._results(data)
         if not isinstance(res, ox.QuerySolutions):
-            raise InputError("expected a SELECT query")
+            raise self._wrong_form(query, "SELECT", "a boolean")
         names = [v.value for v in res.variables]
         # an error found while the server was already streaming its results ends the body (oxigraph)
         return Rows(names, _drained(lambda: [tuple(sol[n] for n in names) for sol in res],
@@ -323,8 +369,17 @@ class RemoteStore(TripleStore):
     def ask(self, query, bindings=None) -> bool:
         res = self._results(self._fetch(query, bindings, "application/sparql-results+json"))
         if not isinstance(res, ox.QueryBoolean):
-            raise InputError("expected an ASK query")
+            raise self._wrong_form(query, "ASK", "variable bindings")
         return bool(res)
+
+    def _wrong_form(self, query: str, form: str, got: str) -> ChangeprovError:
+        """A query of another form is the caller's mistake; the right form answered wrongly is the
+        server's (ut46b #2: a half-sent SELECT answer to an ASK read as "expected an ASK query")."""
+        sent = _FORM.search(blank(query, keep=()))
+        if sent is None or sent.group(1).upper() != form:
+            return InputError(f"expected {'an' if form == 'ASK' else 'a'} {form} query")
+        return StoreError(f"endpoint {self.shown} answered the {form} query with {got}: is it a SPARQL endpoint, "
+                          "and the query URL?")
 
     def construct(self, query, bindings=None):
         data = self._fetch(query, bindings, "application/n-triples")
@@ -350,13 +405,13 @@ class RemoteStore(TripleStore):
             if exc.code in _REDIRECTS:
                 raise _redirected(redacted(url), exc) from None
             if exc.code in (401, 403):
-                raise StoreError(f"{self._refused(redacted(url), exc.code)}; {before}") from None
+                raise StoreError(f"{self._refused(redacted(url), exc.code, exc.read())}; {before}") from None
             derived = url.split("?")[0] in {u.split("?")[0] for u in self._derived}
             hint = {404: (f": is it the Graph Store URL? --graph-store URL gives it (derived from --endpoint: {redacted(url)})"
                           if derived else ": is it the right URL?"),
                     413: f": the server takes smaller requests; --batch-bytes N sends less at a time (now {self.batch_bytes:,})"
                     }.get(exc.code, "")
-            said = _server_said(exc.read())
+            said = self._said(exc.read())
             raise StoreError(f"{redacted(url)} refused the data: HTTP {exc.code}{f' ({said})' if said else ''}{hint}; {before}") from None
         except (urllib.error.URLError, OSError) as exc:
             if _tls_timeout(exc):

@@ -1108,6 +1108,13 @@ def _refusing(status: int, body: bytes = b"", *, when=lambda method, path, heade
     ("load", _refusing(200, b"<html><body>Please log in</body></html>",
                        when=lambda method, path, headers, size: method == "POST" and path.startswith("/store")),
      ["accepted the first batch, but its triples are not in the store the endpoint", "a login page?"]),
+    # ut46b #3: a read-only server's reason was dropped for advice on credentials
+    ("query", _refusing(403, b"The server is read-only"),
+     ["refused access (HTTP 403: The server is read-only): no credentials were sent"]),
+    # ut46b #1: reason through a gateway answering the updates with a login page: "0 triples added", exit 0
+    ("reason", _refusing(200, b"<html><body>Please log in</body></html>",
+                         when=lambda method, path, headers, size: method == "POST" and path.startswith("/update")),
+     ["accepted the updates, but their triples are not in the store the endpoint", "a login page?"]),
     # ut44a #3: a timed-out upload was in the store moments later, and the error said "no batch was stored"
     ("load", lambda method, path, headers, data: time.sleep(3) if path.startswith("/store") else None,
      ["gave no answer within 1 s (timeout=, --timeout): this request may still be applied there",
@@ -1121,7 +1128,10 @@ def test_an_endpoint_that_refuses_gets_a_message_that_says_what_to_do(tmp_path, 
         front = _gateway(url.rsplit("/", 1)[0], answer)
         try:
             through = f"http://127.0.0.1:{front.server_address[1]}/query"
-            argv = ["load", str(exp)] if command == "load" else ["query", "deleted-entities"]
+            argv = {"load": ["load", str(exp)], "query": ["query", "deleted-entities"], "reason": ["reason"]}[command]
+            if command == "reason":  # data that reasoning adds to (domain and range types)
+                RemoteStore(url).load_ntriples(io.BytesIO(
+                    b"<https://ex.org/a> <http://www.w3.org/ns/prov#wasDerivedFrom> <https://ex.org/b> .\n"))
             if "may still be applied" in said[0]:
                 argv += ["--timeout", "1"]
             assert main([*argv, "--endpoint", through]) == 2
@@ -1153,13 +1163,112 @@ def test_a_token_read_from_a_file_with_its_line_break_is_sent_without_it(tmp_pat
             front.shutdown()
 
 
+def test_a_server_error_text_never_shows_the_credentials_sent(tmp_path, capsys, monkeypatch):
+    """ut46b #4: a gateway echoing the Authorization header put the token into changeprov's error."""
+    echo = lambda method, path, headers, data: (401, f"invalid credentials: {headers.get('Authorization')}".encode())
+    with oxigraph_server(tmp_path / "srv") as url:
+        front = _gateway(url.rsplit("/", 1)[0], echo)
+        through = f"http://127.0.0.1:{front.server_address[1]}/query"
+        try:
+            for env, secrets in (({"CHANGEPROV_ENDPOINT_TOKEN": "tok-ABC123"}, ["tok-ABC123"]),
+                                 ({"CHANGEPROV_ENDPOINT_USER": "op", "CHANGEPROV_ENDPOINT_PASSWORD": "s3cr3t-PW"},
+                                  ["s3cr3t-PW", "b3A6czNjcjN0LVBX"])):
+                for name in ("CHANGEPROV_ENDPOINT_TOKEN", "CHANGEPROV_ENDPOINT_USER", "CHANGEPROV_ENDPOINT_PASSWORD"):
+                    monkeypatch.delenv(name, raising=False)
+                for name, value in env.items():
+                    monkeypatch.setenv(name, value)
+                assert main(["query", "deleted-entities", "--endpoint", through]) == 2
+                err = capsys.readouterr().err
+                assert "(HTTP 401: invalid credentials: ***)" in err, err
+                assert not any(secret in err for secret in secrets), err
+        finally:
+            front.shutdown()
+
+
+@pytest.mark.parametrize("token", ["Bearer tok123", "bearer tok123", "Basic b3A6cHc="])
+def test_a_token_given_with_its_scheme_is_refused(monkeypatch, token):
+    """ut46b #7: "Bearer tok" was sent as "Bearer Bearer tok", and the 401 said only that a token went."""
+    monkeypatch.setenv("CHANGEPROV_ENDPOINT_TOKEN", token)
+    with pytest.raises(ConfigError, match=f"CHANGEPROV_ENDPOINT_TOKEN starts with '{token.split()[0]}': give the token alone"):
+        RemoteStore("http://127.0.0.1:9/query")
+
+
+def test_a_server_sending_its_answer_slowly_is_bounded_by_the_timeout(tmp_path, capsys):
+    """ut46b #2: the socket's timeout bounded each read, so a server sending a byte every half second held
+    a query with --timeout 3 for 78 s, which then failed as "expected an ASK query"."""
+    answer = b'{"head":{"vars":["x"]},"results":{"bindings":[' + b" " * 200 + b"]}}"
+    stop = threading.Event()
+
+    class Trickle(BaseHTTPRequestHandler):
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_response(200)
+            self.send_header("Content-Type", "application/sparql-results+json")
+            self.send_header("Content-Length", str(len(answer)))
+            self.end_headers()
+            for i in range(len(answer)):
+                if stop.is_set():
+                    return
+                self.wfile.write(answer[i:i + 1])
+                self.wfile.flush()
+                time.sleep(0.2)
+
+        def log_message(self, *_args):
+            pass
+
+    httpd = HTTPServer(("127.0.0.1", 0), Trickle)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    (tmp_path / "q.rq").write_text("SELECT ?x WHERE { ?x ?p ?o } LIMIT 1\n")
+    try:
+        started = time.monotonic()
+        code = main(["query", "--file", str(tmp_path / "q.rq"), "--timeout", "1",
+                     "--endpoint", f"http://127.0.0.1:{httpd.server_address[1]}/query"])
+        took = time.monotonic() - started
+    finally:
+        stop.set()
+        httpd.shutdown()
+    assert code == 2
+    assert "did not finish its answer within 1 s (timeout=, --timeout;" in capsys.readouterr().err
+    assert took < 20, f"the whole answer takes {0.2 * len(answer):.0f} s"  # not a timing: the bound itself
+
+
+def test_an_answer_of_the_wrong_form_is_the_servers_fault_a_query_of_the_wrong_form_the_callers(tmp_path):
+    """ut46b #2: SELECT results to an ASK read as "expected an ASK query", as if the query were wrong."""
+    bindings = b'{"head":{"vars":["x"]},"results":{"bindings":[]}}'
+    boolean = b'{"head":{},"boolean":true}'
+    with oxigraph_server(tmp_path / "srv") as url:
+        fronts = [_gateway(url.rsplit("/", 1)[0], lambda m, p, h, d, body=body: (200, body) if p.startswith("/query") else None)
+                  for body in (bindings, boolean)]
+        try:
+            wrong_for_ask, wrong_for_select = (RemoteStore(f"http://127.0.0.1:{f.server_address[1]}/query") for f in fronts)
+            with pytest.raises(StoreError, match="answered the ASK query with variable bindings: is it a SPARQL endpoint"):
+                wrong_for_ask.ask("ASK { ?s ?p ?o }")
+            with pytest.raises(StoreError, match="answered the SELECT query with a boolean"):
+                wrong_for_select.select("# SELECT in a comment\nSELECT ?s WHERE { ?s ?p ?o }")
+            with pytest.raises(InputError, match="^expected an ASK query$"):
+                wrong_for_ask.ask("SELECT ?s WHERE { ?s ?p ?o }")
+            with pytest.raises(InputError, match="^expected a SELECT query$"):
+                wrong_for_select.select("ASK { ?s ?p 'SELECT' }")
+        finally:
+            for front in fronts:
+                front.shutdown()
+
+
+def test_a_query_sent_to_the_update_url_hints_at_the_query_url(tmp_path, capsys):
+    """ut46b #7: --endpoint …/update said only "The URL query parameter update must be set"."""
+    with oxigraph_server(tmp_path / "srv") as url:
+        assert main(["query", "deleted-entities", "--endpoint", url.rsplit("/", 1)[0] + "/update"]) == 2
+    err = capsys.readouterr().err
+    assert "/update refused the query: " in err and "is it the SPARQL query URL? --endpoint takes that" in err, err
+
+
 def test_an_endpoint_says_where_a_query_is_wrong(tmp_path, capsys):
     """ut15 #3: the embedded store named line and column, the endpoint "probably badly formed"."""
     (tmp_path / "bad.rq").write_text("SELECT * WHERE { ?s ?p  }\n")
     with oxigraph_server(tmp_path / "srv") as url:
         assert main(["query", "--file", str(tmp_path / "bad.rq"), "--endpoint", url]) == 2
     err = capsys.readouterr().err
-    assert "endpoint refused the query: " in err and "1:" in err and "probably" not in err, err
+    assert f"endpoint {url} refused the query: " in err and "1:" in err and "probably" not in err, err
 
 
 def test_a_load_while_an_export_writes_into_the_folder_says_so(tmp_path, capsys):
