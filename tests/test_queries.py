@@ -259,6 +259,46 @@ def test_a_table_a_recursive_soft_delete_took_is_soft_deleted_until_its_parent_i
         assert note(2) == ["soft-deleted at this time and not restored: s.d.x.q (since 2024-03-01T09:00:00.000Z)"]
 
 
+@pytest.mark.parametrize("query, start, expected", [
+    # a <- b, a <- c <- e <- d, b <- d: d is two hops above a (through b), not three (through c and e)
+    ("upstream", "a", {"b": (1, ""), "c": (1, ""), "e": (2, "s.d.x.c"), "d": (2, "s.d.x.b")}),
+    ("downstream", "d", {"b": (1, ""), "e": (1, ""), "a": (2, "s.d.x.b"), "c": (2, "s.d.x.e")}),
+])
+def test_lineage_gives_each_asset_its_fewest_hops_and_the_assets_one_hop_closer(tmp_path, query, start, expected):
+    """rv46 #1 #2: the walk taken depth first gave d three hops; `via` (the assets one hop closer to the
+    start, through which the asset is reached) was never compared, empty or holding a farther asset."""
+    t = 1_709_280_000_000
+    edges = [("b", "a"), ("c", "a"), ("e", "c"), ("d", "e"), ("d", "b")]
+    events = [_om_lineage(n, "entityLineageAdded", t, up, down, []) for n, (up, down) in enumerate(edges, 1)]
+    with _store_of(events, tmp_path) as store:
+        rows = run_query(store, query, {"entity": f"s.d.x.{start}", "as_of": t + 1}).dicts()
+    got = {r["asset_name"].value.rsplit(".", 1)[-1]: (int(r["hops"].value), r["via"].value if r.get("via") else "")
+           for r in rows}
+    assert got == expected
+
+
+@pytest.mark.parametrize("query, start, other", [("upstream", "q", "p"), ("downstream", "p", "q")])
+@pytest.mark.parametrize("end", ["lineage deleted", "upstream hard-deleted", "downstream hard-deleted"])
+def test_an_edge_ends_at_the_very_millisecond_of_its_removal_or_an_ends_hard_delete(tmp_path, query, start, other, end):
+    """rv46 #3 #4: as of the removal's (or a hard delete's) own millisecond the edge is gone, both ways:
+    upstream kept an edge removed exactly at as_of, or whose upstream table was hard-deleted then."""
+    t, hour = 1_709_280_000_000, 3_600_000
+    events = [_om_lineage(1, "entityLineageAdded", t, "p", "q", [])]
+    if end == "lineage deleted":
+        events.append(_om_lineage(2, "entityLineageDeleted", t + hour, "p", "q", []))
+    else:
+        gone = "p" if end.startswith("upstream") else "q"
+        events.append({"id": "del", "eventType": "entityDeleted", "entityType": "table", "entityId": gone,
+                       "entityFullyQualifiedName": f"s.d.x.{gone}", "userName": "bob", "timestamp": t + hour,
+                       "previousVersion": 0.1, "currentVersion": 0.1})
+    with _store_of(events, tmp_path) as store:
+        def names(as_of):
+            return [r["asset_name"].value for r in run_query(store, query, {"entity": f"s.d.x.{start}", "as_of": as_of}).dicts()]
+
+        assert names(t + hour - 1) == [f"s.d.x.{other}"]
+        assert names(t + hour) == []
+
+
 @pytest.mark.parametrize("query, start", [("downstream", "s.d.x.p"), ("upstream", "s.d.x.r")])
 def test_a_table_a_recursive_hard_delete_took_leaves_the_lineage(tmp_path, query, start):
     """ut41d #1: a table deleted with its schema (entity.children, recursive) stayed in lineage as live."""
