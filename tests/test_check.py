@@ -278,6 +278,32 @@ def test_usage_before_generation_compares_with_the_first_generation(generations,
         assert rows[0][3].value == "https://example.org/gen0"
 
 
+@pytest.mark.parametrize("generated, deleted, findings", [
+    ("09:00:00.000", None, 0),           # generated in the use's millisecond: not after it
+    ("09:00:00.001", None, 1),
+    ("09:00:00.001", "09:00:00.000", 0),  # a hard delete in the use's millisecond: the earlier life's version
+    ("09:00:00.001", "09:00:00.001", 0),  # ... or in the generation's
+    ("09:00:00.001", "08:59:59.999", 1),  # before the use: no earlier life in between
+])
+def test_usage_before_generation_at_the_boundaries(generated, deleted, findings, tmp_path):
+    """rv46 #5: the comparisons at equal times (the use and the generation, a hard delete and either)
+    changed nothing any test saw."""
+    om, prov = (lambda local: N(OM + local)), (lambda local: N(PROV + local))
+    version, entity = N("https://example.org/v1"), N("https://example.org/e")
+    user, gen = N("https://example.org/update"), N("https://example.org/gen")
+    at = lambda t: dt(f"2026-09-01T{t}Z")
+    triples = [ox.Triple(version, N(RDF_TYPE), om("EntityVersion")), ox.Triple(version, prov("specializationOf"), entity),
+               ox.Triple(user, prov("used"), version), ox.Triple(user, om("timestamp"), at("09:00:00.000")),
+               ox.Triple(version, prov("wasGeneratedBy"), gen), ox.Triple(gen, om("timestamp"), at(generated))]
+    if deleted:
+        gone = N("https://example.org/delete")
+        triples += [ox.Triple(gone, om("affectsEntity"), entity), ox.Triple(gone, om("lifecycleChange"), om("HardDeleted")),
+                    ox.Triple(gone, om("timestamp"), at(deleted))]
+    with open_store("embedded", path=make_store(tmp_path / "db", b"", triples), read_only=True) as store:
+        rows = store.select(expand_subclasses(get_query("usage-before-generation-violation").text)).rows
+    assert len(rows) == findings
+
+
 @pytest.mark.parametrize("q", violation_queries(), ids=lambda q: q.name)
 def test_violation_queries_have_headers_and_no_parameters(q):
     assert q.summary and q.returns and not q.params
