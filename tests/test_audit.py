@@ -649,6 +649,37 @@ def test_fail_on_chooses_which_findings_make_exit_1(tmp_path, capsys, fail_on, c
     assert json.loads((tmp_path / "r.json").read_text())["summary"]["by_kind"] == {"deletion": 1}
 
 
+@pytest.mark.parametrize("fail_on, code", [("low", 1), ("medium", 1), ("high", 0), ("never", 0)])
+def test_fail_on_medium_takes_a_medium_finding(tmp_path, fail_on, code):
+    """rv46 #6: `--fail-on medium` read as high alone passed every test (the store above has only a low
+    finding). A store whose findings are a medium impersonated change and a low deletion."""
+    base = {"entityType": "table", "entityId": "t-1", "entityFullyQualifiedName": "s.d.x.t", "userName": "alice"}
+    events = [{**base, "id": "c-1", "eventType": "entityCreated", "timestamp": 1_704_139_100_000,
+               "previousVersion": 0.1, "currentVersion": 0.1},
+              {**base, "id": "u-1", "eventType": "entityUpdated", "timestamp": 1_704_139_150_000, "impersonatedBy": "bob",
+               "previousVersion": 0.1, "currentVersion": 0.2},
+              {**base, "id": "d-1", "eventType": "entitySoftDeleted", "timestamp": 1_704_139_200_000,
+               "previousVersion": 0.2, "currentVersion": 0.3}]
+    db = _mapped_store(events, tmp_path)
+    argv = ["audit", "--store", str(db), "--out", str(tmp_path / "r.json"), "--format", "json", "--fail-on", fail_on]
+    assert main(argv) == code
+    assert json.loads((tmp_path / "r.json").read_text())["summary"]["by_kind"] == {"deletion": 1, "impersonated": 1}
+
+
+def test_the_most_impacted_entity_weighs_its_findings_by_severity():
+    """rv46 #8: the weights that choose the asset whose lineage the report draws were all 1 in a mutant,
+    and no test saw it: one high finding outweighs two low ones, two medium ones one high."""
+    from changeprov.sparql.audit import Finding, impact_ranking
+
+    def finding(kind, entity):
+        return Finding(kind, "2024-01-01T00:00:00.000Z", "x", [], entity=entity, entity_name=entity.rsplit("/", 1)[-1])
+
+    high, lows = [finding("schema-drop", "urn:x/high")], [finding("deletion", "urn:x/low")] * 2
+    assert [name for _, name, _ in impact_ranking(lows + high)] == ["high", "low"]
+    mediums = [finding("impersonated", "urn:x/medium")] * 2
+    assert [(name, score) for _, name, score in impact_ranking(high + mediums)] == [("medium", 4), ("high", 3)]
+
+
 def test_a_column_dropped_from_a_dataset_a_job_reads_is_a_schema_drop(tmp_path):
     """ut13 #3: a column dropped from a dataset that only a DataHub job read was no finding at all."""
     t, hour = 1_704_139_200_000, 3_600_000

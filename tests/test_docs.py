@@ -72,3 +72,15 @@ def test_every_dotted_name_the_library_page_gives_exists():
                 assert hasattr(found, attr), f"docs/library.md names {name}: {'.'.join(parts[:cut])} has no {attr}"
                 found = getattr(found, attr)
             break
+
+
+def test_readme_gives_every_audit_kind_its_severity():
+    """rv46 #7: a kind's severity decides `audit --fail-on`; a severity changed in the code changed no
+    test, and README did not say which kind was which."""
+    from changeprov.sparql.audit import KINDS
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = {severity: set(re.findall(r"`([\w-]+)`", kinds))
+             for severity, kinds in re.findall(r"^\| (high|medium|low) \| (.+) \|$", readme, flags=re.M)}
+    assert table == {severity: {k for k, kind in KINDS.items() if kind.severity == severity}
+                     for severity in ("high", "medium", "low")}
