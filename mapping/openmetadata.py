@@ -418,8 +418,8 @@ def _column_key(item: Any, fqn: str | None) -> str | None:
     col_fqn, col_name = item.get("fullyQualifiedName"), item.get("name")
     if isinstance(col_fqn, str) and col_fqn:
         return col_fqn
-    if isinstance(col_name, str) and col_name and fqn:
-        return f"{fqn}.{col_name}"
+    if isinstance(col_name, str) and col_name and fqn:  # quoted as OpenMetadata does (ut46a #3: "x.y" of t was y of t.x)
+        return f"{fqn}.{_quoted(col_name)}"
     return None
 
 
@@ -428,13 +428,20 @@ def _members(g: Graph, handler: str, path: str, value: Any, fqn: str | None) -> 
 
     A domain (an entity reference, ut44b #1: a later change hid the domains still there) is keyed by its
     id, its node the domain entity's own IRI."""
+    listed = handler in ("tags", "owners", "domains")
     if isinstance(value, dict):
         value = [value]
     if not isinstance(value, list):
+        # ut46a #1: a tag list sent as "PII.Sensitive", 42 or JSON in JSON held no tag, and the line
+        # mapped; nothing (null, absent, "") holds no member
+        if listed and value is not None and value != "":
+            raise Rejected("BAD_ASPECT_JSON", f"{path}: expected a list of objects, got {json_type(value)}")
         return {}
     out: dict[str, tuple[Any, NamedNode]] = {}
     for i, item in enumerate(value):
         if not isinstance(item, dict):
+            if listed:
+                raise Rejected("BAD_ASPECT_JSON", f"{path}[{i}]: expected an object, got {json_type(item)}")
             continue
         where = f"{path}[{i}]"
         if handler == "tags":

@@ -605,8 +605,10 @@ MEMBER_FIELDS = ("tagFQN", "source", "name", "type", "fullyQualifiedName", "id")
 #: what is read of a member: those fields, and a column's tags and nested columns (which a dropped one
 #: takes with it)
 _MEMBER_READ = MEMBER_FIELDS + ("tags", "children")
-_MEMBER = ("struct<side:string,i:int,obj:boolean,f:struct<" + ",".join(f"{n}:variant" for n in _MEMBER_READ)
-           + ">,json:string>")
+_MEMBER_FIELDS_TYPE = "struct<" + ",".join(f"{n}:variant" for n in _MEMBER_READ) + ">"
+_MEMBER = f"struct<side:string,i:int,obj:boolean,f:{_MEMBER_FIELDS_TYPE},json:string,mk:string,vk:string>"
+#: the handlers whose value is a list of objects (or one object): anything else is quarantined
+_LISTED = ("tags", "owners", "domains")
 
 
 def _change_members(changes: Column, fqn: Column, created: Column) -> Column:
@@ -619,9 +621,18 @@ def _change_members(changes: Column, fqn: Column, created: Column) -> Column:
 
     def sides(c: Column) -> Column:
         def tagged(side: str, value: Column, k: Column) -> Column:
-            return F.transform(elements(value, k), lambda x, i: F.struct(
+            members = F.transform(elements(value, k), lambda x, i: F.struct(
                 F.lit(side).alias("side"), i.alias("i"), (kind_of(x) == "object").alias("obj"),
-                struct_of(x, _MEMBER_READ).alias("f"), F.when(c["handler"] == "columns", F.to_json(x)).alias("json")))
+                struct_of(x, _MEMBER_READ).alias("f"), F.when(c["handler"] == "columns", F.to_json(x)).alias("json"),
+                kind_of(x).alias("mk"), F.lit(None).cast("string").alias("vk")))
+            # openmetadata._members: a listed value that is none (null, absent, "") holds nothing; one that
+            # is no list nor object is an element of its own, which _member_error quarantines
+            bad = c["handler"].isin(*_LISTED) & ~k.isin("object", "array", "null") & \
+                F.coalesce(string_of(value, k) != "", F.lit(True))
+            return F.when(bad, F.array(F.struct(
+                F.lit(side).alias("side"), F.lit(-1).alias("i"), F.lit(False).alias("obj"),
+                F.lit(None).cast(_MEMBER_FIELDS_TYPE).alias("f"), F.lit(None).cast("string").alias("json"),
+                F.lit(None).cast("string").alias("mk"), k.alias("vk")))).otherwise(members)
 
         empty = F.array().cast(f"array<{_MEMBER}>")
         return F.when(c["handler"].isin("tags", "owners", "domains", "columns"), F.concat(
@@ -660,7 +671,8 @@ def _dropped(c: Column, fqn: Column, *, side: str = "old") -> Column:
     def tags(t: Column) -> Column:
         elements = F.transform(items(t["value"]), lambda x, i: F.struct(
             F.lit(side).alias("side"), i.alias("i"), (kind_of(x) == "object").alias("obj"),
-            struct_of(x, _MEMBER_READ).alias("f"), F.lit(None).cast("string").alias("json")))
+            struct_of(x, _MEMBER_READ).alias("f"), F.lit(None).cast("string").alias("json"),
+            kind_of(x).alias("mk"), F.lit(None).cast("string").alias("vk")))
         return let({"ms": _members(F.lit("tags"), elements, fqn)}, lambda b: F.struct(
             t["path"].alias("at"), t["idx"].alias("idx"), t["name"].alias("name"), t["value"].alias("tags"),
             b["ms"].alias("members"), _winners(b["ms"]).alias("win")))
@@ -677,7 +689,7 @@ def _members(handler: Column, members: Column, fqn: Column) -> Column:
         glossary = F.coalesce(m["s_source"] == "Glossary", F.lit(False))
         team = (handler == "owners") & F.coalesce(m["s_type"] == "team", F.lit(False))
         col_fqn = F.when(truthy(m["s_fullyQualifiedName"]), m["s_fullyQualifiedName"]).when(
-            truthy(m["s_name"]) & truthy(fqn), F.concat(fqn, F.lit("."), m["s_name"]))
+            truthy(m["s_name"]) & truthy(fqn), F.concat(fqn, F.lit("."), _quoted(m["s_name"])))
         on = m["obj"] & (F.when(handler == "tags", truthy(m["s_tagFQN"]))
                          .when(handler == "owners", truthy(m["s_name"]))
                          .when(handler == "domains", truthy(m["s_id"]))
@@ -731,9 +743,12 @@ def _change_error(c: Column) -> Column:
 
 
 def _member_error(handler: Column, m: Column, path: Column, initial: Column) -> Column:
-    where = F.concat(path, F.when(~initial, F.concat(F.lit("."), m["side"], F.lit("Value"))).otherwise(F.lit("")),
-                     F.lit("["), m["i"].cast("string"), F.lit("]"))
+    value = F.concat(path, F.when(~initial, F.concat(F.lit("."), m["side"], F.lit("Value"))).otherwise(F.lit("")))
+    where = F.concat(value, F.lit("["), m["i"].cast("string"), F.lit("]"))
     ck = Checks()
+    with ck.guard(handler.isin(*_LISTED)):  # ut46a #1: openmetadata._members
+        ck.add(m["vk"].isNotNull(), "BAD_ASPECT_JSON", got(at(value, ": expected a list of objects"), m["vk"]))
+        ck.add(m["vk"].isNull() & ~m["obj"], "BAD_ASPECT_JSON", got(at(where, ": expected an object"), m["mk"]))
     with ck.guard(m["obj"] & (handler == "tags")):
         ck.typed(m["k_tagFQN"], STR, at(where, ".tagFQN"))
         with ck.guard(truthy(m["s_tagFQN"])):

@@ -217,7 +217,9 @@ def minted(kind: str, *parts: Column) -> Column:
 
 
 def om_entity(entity_type: Column, entity_id: Column) -> Column:
-    return F.concat(F.lit(OM_ENTITY), iri_safe(entity_type), F.lit("/"), iri_safe(entity_id))
+    """emit.om_entity: a ``/`` in the type is ``%2F`` (one type and id, one node)."""
+    return F.concat(F.lit(OM_ENTITY), F.replace(iri_safe(entity_type), F.lit("/"), F.lit("%2F")), F.lit("/"),
+                    iri_safe(entity_id))
 
 
 def om_named(kind: str, name: Column) -> Column:

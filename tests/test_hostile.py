@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from changeprov.mapping.decode import REASONS
@@ -126,3 +128,54 @@ def test_odd_aspect_shapes_never_crash(aspect, value):
                        "previousAspectValue": {"value": value, "contentType": "application/json"}}).encode()
     result = map_line(line)  # must not raise
     assert result.quarantine is not None or result.triples
+
+
+_TAGS_CHANGE = ('{"id":"t","eventType":"entityUpdated","entityType":"table","entityId":"t-1","entityFullyQualifiedName":'
+                '"s.d.x.t","timestamp":1700000000000,"userName":"a","previousVersion":0.1,"currentVersion":0.2,'
+                '"changeDescription":{"fieldsAdded":[],"fieldsUpdated":[{"name":"%s","oldValue":%s,"newValue":%s}],'
+                '"fieldsDeleted":[]}}')
+
+
+@pytest.mark.parametrize("name, old, new, detail", [
+    ("tags", '"[]"', json.dumps(json.dumps(json.dumps([{"tagFQN": "PII.Sensitive"}]))),
+     "changeDescription.fieldsUpdated[0].newValue: expected a list of objects, got a string"),  # JSON in JSON
+    ("tags", '"[]"', '"[42]"', "changeDescription.fieldsUpdated[0].newValue[0]: expected an object, got an integer"),
+    ("tags", '"[]"', '"PII.Sensitive"', "changeDescription.fieldsUpdated[0].newValue: expected a list of objects, got a string"),
+    ("owners", 'true', '"[]"', "changeDescription.fieldsUpdated[0].oldValue: expected a list of objects, got a boolean"),
+    ("domains", '"[]"', '"[{\\"id\\":\\"d-1\\"}, null]"',
+     "changeDescription.fieldsUpdated[0].newValue[1]: expected an object, got null"),
+])
+def test_a_member_list_of_the_wrong_shape_is_quarantined_not_emptied(name, old, new, detail):
+    """ut46a #1, ut46c #13: a tag list sent as JSON in JSON, as [42] or as a bare name mapped, and the tag
+    was in no answer (tag-changes gave one row of three)."""
+    result = map_line((_TAGS_CHANGE % (name, old, new)).encode(), source="in.jsonl", line=1)
+    assert result.quarantine is not None, "mapped"
+    assert (result.quarantine.reason, result.quarantine.detail) == ("BAD_ASPECT_JSON", detail)
+
+
+@pytest.mark.parametrize("old, new", [('""', '"[]"'), ("null", '"[{\\"tagFQN\\":\\"PII.Sensitive\\"}]"'),
+                                      ('"{\\"tagFQN\\":\\"A.B\\"}"', '"[]"')])
+def test_an_empty_or_single_member_value_maps(old, new):
+    assert map_line((_TAGS_CHANGE % ("tags", old, new)).encode(), source="in.jsonl", line=1).quarantine is None
+
+
+def test_a_slash_in_an_entity_type_makes_no_second_entity_share_the_node():
+    """ut46a #2, ut46c #2: (table/a, b) and (table, a/b) were one node with two types and two names."""
+    base = {"id": "x", "eventType": "entityCreated", "timestamp": 1788249600000, "userName": "u",
+            "previousVersion": 0.1, "currentVersion": 0.1}
+    nodes = set()
+    for n, (kind, ident) in enumerate((("table/a", "b"), ("table", "a/b"))):
+        line = json.dumps({**base, "id": f"e-{n}", "entityType": kind, "entityId": ident, "entityFullyQualifiedName": f"s{n}"})
+        triples = map_line(line.encode(), source="in.jsonl", line=n + 1).triples
+        nodes |= {str(t.object) for t in triples if str(t.predicate).endswith("changeEvent/affectsEntity>")}
+    assert nodes == {"<https://open-metadata.org/entity/table%2Fa/b>", "<https://open-metadata.org/entity/table/a/b>"}
+
+
+def test_a_column_named_with_a_dot_is_quoted_in_its_fqn():
+    """ut46a #3: column "x.y" of table t and column "y" of table t.x were one node t.x.y."""
+    created = {"id": "c", "eventType": "entityCreated", "entityType": "table", "entityId": "t-1", "timestamp": 1788249600000,
+               "userName": "u", "entityFullyQualifiedName": "s.t", "previousVersion": 0.1, "currentVersion": 0.1,
+               "entity": {"columns": [{"name": "x.y"}]}}
+    triples = map_line(json.dumps(created).encode(), source="in.jsonl", line=1).triples
+    columns = {str(t.object) for t in triples if "/om/column/" in str(t.object)}
+    assert columns == {"<https://w3id.org/changeprov/id/om/column/s.t.%22x.y%22>"}

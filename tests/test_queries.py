@@ -2829,16 +2829,20 @@ def test_describe_of_a_datahub_run_names_its_job_not_its_record(tmp_path):
 
 
 def test_describe_says_when_its_jsonld_is_expanded(tmp_path, capsys):
-    """ut45c #8: an entity whose IRI cannot be compacted with our context came out as expanded JSON-LD
-    (full IRIs, no @context) without a word; the same entity's Turtle needs no note."""
-    event = {"id": "w-1", "eventType": "entityCreated", "entityType": "//weird", "entityId": "abc",
+    """ut45c #8: an entity whose subgraph has an IRI our context cannot compact came out as expanded
+    JSON-LD (full IRIs, no @context) without a word; the same entity's Turtle needs no note. The mapper
+    mints no such IRI (ut46a #2), another tool's triple beside an export can."""
+    event = {"id": "w-1", "eventType": "entityCreated", "entityType": "table", "entityId": "abc",
              "entityFullyQualifiedName": "svc.weird", "timestamp": 1_704_139_200_000, "userName": "alice",
              "currentVersion": 0.1}
-    _store_of([event], tmp_path).close()
+    odd = "https://open-metadata.org/entity///weird/abc"
+    with _store_of([event], tmp_path) as store:
+        store._store.add(ox.Quad(ox.NamedNode("https://open-metadata.org/entity/table/abc"),
+                                 ox.NamedNode("http://www.w3.org/2000/01/rdf-schema#seeAlso"), ox.NamedNode(odd)))
     assert main(["describe", "svc.weird", "--store", str(tmp_path / "db"), "--format", "jsonld"]) == 0
     out, err = capsys.readouterr()
-    assert "@context" not in json.dumps(json.loads(out))
-    assert err == ("note: JSON-LD written expanded (full IRIs, no @context): <https://open-metadata.org/entity///weird/abc> "
+    assert "@context" not in json.dumps(json.loads(out)) and odd in out
+    assert err == (f"note: JSON-LD written expanded (full IRIs, no @context): <{odd}> "
                    "would compact to a string JSON-LD reads back as another IRI\n")
     assert main(["describe", "svc.weird", "--store", str(tmp_path / "db"), "--format", "turtle"]) == 0
     assert capsys.readouterr().err == ""

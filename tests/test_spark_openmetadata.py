@@ -321,6 +321,26 @@ HOSTILE: list = [
     _with(LEGACY, dateTime=""), _with(LEGACY, dateTime=17), _with(LEGACY, eventType="entitySoftDeleted"),
     _with(LEGACY, eventType="entityCreated"), _with(LEGACY, eventType="entityDeleted", id="x"),
     _with(LEGACY, dateTime="٢٠٢٤-03-01T08:00:00Z"), _with(LEGACY, dateTime="2024-03-01T08:00:00.1234567891234567891234z"),
+    # ut46a #2: a "/" in the type is %2F, so (table/a, b) and (table, a/b) stay two entities
+    _with(BASE, entityType="table/a", entityId="b"), _with(BASE, entityType="table", entityId="a/b"),
+    _with(BASE, entityType="a%2Fb"),
+    # ut46a #3: a column keyed by its name has the name quoted when it holds a dot
+    _with(CREATED, entity={"columns": [{"name": "x.y", "tags": _tags("PII.Sensitive")}, {"name": "z"}]}),
+    _changes({"name": "columns", "oldValue": json.dumps([{"name": "x.y"}, {"name": "q"}]),
+              "newValue": json.dumps([{"name": "q"}])}),
+    # ut46a #1: a member list of the wrong shape is quarantined, "" and null hold nothing
+    _changes({"name": "tags", "oldValue": "[]", "newValue": json.dumps(json.dumps(_tags("PII.Sensitive")))}),
+    _changes({"name": "tags", "oldValue": "[]", "newValue": "[42]"}),
+    _changes({"name": "tags", "oldValue": "[]", "newValue": "PII.Sensitive"}),
+    _changes({"name": "tags", "oldValue": "", "newValue": json.dumps(_tags("A.B"))}),
+    _changes({"name": "tags", "oldValue": None, "newValue": json.dumps(_tags("A.B")[0])}),
+    _changes({"name": "owners", "oldValue": True, "newValue": "[]"}),
+    _changes({"name": "owners", "oldValue": "[]", "newValue": json.dumps([{"name": "bob"}, "carol"])}),
+    _changes({"name": "domains", "oldValue": "[]", "newValue": json.dumps([{"id": "d-1"}, None])}),
+    _changes({"name": "domains", "oldValue": 7, "newValue": json.dumps({"id": "d-1"})}),
+    _changes({"name": "columns", "oldValue": "[]", "newValue": "[1]"}),  # columns: a non-object is skipped
+    _with(CREATED, entity={"tags": [1, {"tagFQN": "A.B"}]}),
+    _with(CREATED, entity={"owners": "bob"}),
 ]
 
 
