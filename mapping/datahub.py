@@ -204,8 +204,11 @@ def _ece_structure(g: Graph, event: NamedNode, entity: NamedNode, change: NamedN
         prop = {"ADD": added, "REMOVE": removed}.get(operation)
         if pattern == "schema-field" and operation == "MODIFY":
             prop = "om-event:changedSchemaField"
-        if not value or prop is None or not value.startswith("urn:"):
+        if prop is None:
             return
+        # ut46c #1: a tag ADD without its tag, or with a tag that is no URN, was a change of nothing
+        if not value:
+            raise Rejected("MISSING_FIELD", f"{at}parameters.{key}: absent, and no {at}modifier names the member either")
         path = at + ("parameters." + key if params.get(key) else "modifier")
         if cls == "agent":
             node = agent_node(g, path, value)

@@ -290,9 +290,13 @@ def _ece_head(plan: Plan, f: Fields, ck: Checks, *, at: str) -> dict:
     h["member_prop"] = b(p + "member_prop", member_prop)
     h["member_cls"] = b(p + "member_cls", member_cls)
     plan.next()
-    member_ok = F.coalesce(truthy(h["member_value"]) & h["member_prop"].isNotNull()
-                           & h["member_value"].startswith("urn:"), F.lit(False))
+    member_ok = F.coalesce(truthy(h["member_value"]) & h["member_prop"].isNotNull(), F.lit(False))
     h["member_ok"] = b(p + "member_ok", member_ok)
+    member_key = F.lit(None).cast("string")
+    for name, (key, _, _, _) in _MEMBER_PATTERNS.items():
+        member_key = F.when(pattern == name, F.lit(key)).otherwise(member_key)
+    ck.add(h["member_prop"].isNotNull() & ~F.coalesce(truthy(h["member_value"]), F.lit(False)), "MISSING_FIELD",
+           F.concat(F.lit(f"{at}parameters."), member_key, F.lit(f": absent, and no {at}modifier names the member either")))
     ck.add(member_ok & bad_urn(h["member_value"]), "BAD_IDENTIFIER", urn_detail(member_path, h["member_value"]))
     resource, job = t["parameters.resourceUrn"], t["parameters.dataJobUrn"]
     with ck.guard(pattern == "lifecycle"):

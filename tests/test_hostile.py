@@ -77,6 +77,13 @@ def test_odd_but_valid_strings_map(case, check_ntriples):
      b'"auditStamp":{"time":1,"actor":"urn:li:corpuser:a"}}', "UNKNOWN_EVENT_TYPE", "operation"),
     (b'{"entityUrn":"urn:li:dataset:x","entityType":"dataset","category":"TAG","operation":"ADD"}',
      "MISSING_FIELD", "auditStamp.time"),
+    # ut46c #1: a tag or owner that is no URN, or a tag ADD naming none, was a change of nothing
+    (b'{"entityUrn":"urn:li:dataset:x","entityType":"dataset","category":"TAG","operation":"ADD",'
+     b'"parameters":{"tagUrn":"PII"},"auditStamp":{"time":1}}', "BAD_IDENTIFIER", "parameters.tagUrn: not a URN"),
+    (b'{"entityUrn":"urn:li:dataset:x","entityType":"dataset","category":"OWNER","operation":"REMOVE",'
+     b'"modifier":"bob","auditStamp":{"time":1}}', "BAD_IDENTIFIER", "modifier: not a URN"),
+    (b'{"entityUrn":"urn:li:dataset:x","entityType":"dataset","category":"TAG","operation":"ADD",'
+     b'"auditStamp":{"time":1}}', "MISSING_FIELD", "parameters.tagUrn: absent, and no modifier names the member"),
     (b'{"header":{"timestampMillis":1},"name":"entityChangeEvent","payload":{"value":"[1]"}}',
      "BAD_ASPECT_JSON", "payload.value"),
     (b'{"header":{"timestampMillis":1},"name":"somethingElse","payload":{"value":"{}"}}',

@@ -265,6 +265,11 @@ HOSTILE = {
     "ece-tag-from-modifier": ece(parameters={"tagUrn": ""}, modifier="urn:li:tag:m"),
     "ece-tag-not-urn": ece(parameters={}, modifier="PII"),
     "ece-no-payload": ece(parameters=_DROP, modifier=_DROP),
+    # ut46c #1: a member that is no URN, or none at all, was a change of nothing
+    "ece-owner-not-urn": ece(category="OWNER", modifier=_DROP, parameters={"ownerUrn": "bob"}),
+    "ece-tag-urn-upper-case": ece(parameters={}, modifier="URN:li:tag:X"),
+    "ece-lifecycle-no-payload": ece(category="LIFECYCLE", operation="SOFT_DELETE", parameters=_DROP, modifier=_DROP),
+    "ece-tag-modify-no-member": ece(operation="MODIFY", parameters=_DROP, modifier=_DROP),
     "ece-actor-not-urn": ece(auditStamp={"time": 1, "actor": "bob"}),
     "ece-owner-remove-group": ece(category="OWNER", operation="REMOVE", modifier=None,
                                   parameters={"ownerUrn": "urn:li:corpGroup:eng"}),
