@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 
-# C0 and C1 controls, DEL, and the bidirectional controls that reorder what follows them
-_INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# C0 and C1 controls, DEL, the line and paragraph separators (a log viewer or terminal breaks a one-line
+# message there: ut46a #5), and the bidirectional controls that reorder what follows them
+_INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def visible(text: str) -> str:
@@ -20,6 +21,8 @@ def visible(text: str) -> str:
 
     >>> visible("t\\x1b[2Jx\\u202eabc")
     't\\\\u001B[2Jx\\\\u202Eabc'
+    >>> visible("one\\u2028line\\u2029")
+    'one\\\\u2028line\\\\u2029'
     >>> visible("plain, ünïcode and\\ttab")
     'plain, ünïcode and\\ttab'
     """

@@ -7,7 +7,7 @@ import datetime as _dt
 import difflib
 import re
 import time
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Mapping
 from urllib.parse import unquote
 
@@ -443,17 +443,16 @@ def convert(store: TripleStore, p: Param, value: str, *, now_ms: int | None = No
         return ox.Literal(value)
     if t == "boolean":
         if value.strip().lower() not in _TRUE + _FALSE:
-            raise InputError(f"parameter {p.name}: not a boolean (true or false): {value[:80]!r}")
+            raise InputError(f"parameter {p.name}: not a boolean (true, false, yes, no, 1 or 0): {value[:80]!r}")
         return ox.Literal("true" if value.strip().lower() in _TRUE else "false", datatype=XSD_BOOLEAN)
     if t == "regex":
         return regex_literal(p.name, value)
     if t == "decimal":
-        try:
-            d = Decimal(value.strip())
-            if not d.is_finite():
-                raise InvalidOperation
-        except (InvalidOperation, ValueError):
-            raise InputError(f"parameter {p.name}: not a decimal number: {value[:80]!r}") from None
+        # a decimal as people and xsd:decimal write it: Python's Decimal also read "1_0" as 10 and
+        # "1e1" as 10 (ut46a #7)
+        if not re.fullmatch(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)", value.strip()):
+            raise InputError(f"parameter {p.name}: not a decimal number (such as 1.2): {value[:80]!r}")
+        d = Decimal(value.strip())
         return ox.Literal(format(d, "f"), datatype=XSD_DECIMAL)
     if t == "integer":
         if not re.fullmatch(r"[+-]?[0-9]{1,18}", value.strip()):

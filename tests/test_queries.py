@@ -130,13 +130,23 @@ def test_datahub_lineage_through_jobs(store, as_of):
 
 
 @pytest.mark.parametrize("param, value, message", [
-    ("jobs", "maybe", "parameter jobs: not a boolean (true or false): 'maybe'"),
+    ("jobs", "maybe", "parameter jobs: not a boolean (true, false, yes, no, 1 or 0): 'maybe'"),
 ])
 def test_a_bad_boolean_is_an_error(embedded, param, value, message):
     with pytest.raises(InputError, match=re.escape(message)):
         run_query(embedded, get_query("upstream"), {"entity": LTV, param: value})
+    for word, bound in (("yes", "true"), ("1", "true"), ("No", "false")):  # the words the message names
+        assert run_query(embedded, get_query("upstream"), {"entity": LTV, param: word}).rows == \
+            run_query(embedded, get_query("upstream"), {"entity": LTV, param: bound}).rows
     with pytest.raises(InputError, match=re.escape("parameter only: 'inputs' is not one of input, output")):
         run_query(embedded, get_query("job-io"), {"job": JOB("build_fct_orders"), "only": "inputs"})
+
+
+@pytest.mark.parametrize("value", ["1_0", "1e1", "0x1", "nan", "Infinity", "١", " ", "1.2.3"])
+def test_a_decimal_parameter_is_a_decimal_as_people_write_it(embedded, value):
+    """ut46a #7: version=1_0 was read as version 10 (Python's Decimal takes underscores and exponents)."""
+    with pytest.raises(InputError, match=re.escape(f"parameter version: not a decimal number (such as 1.2): {value!r}")):
+        run_query(embedded, get_query("entity-state"), {"entity": OM_ORDERS, "version": value})
 
 
 def test_job_lists_follow_the_aspect_history(tmp_path):
