@@ -152,10 +152,17 @@ def display_width(text: str) -> int:
     return sum(0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
+#: the widest a table column is padded to (DataHub URNs and our IRIs fit)
+_WIDEST = 120
+
+
 def to_table(rows: Rows, *, total: int | None = None) -> str:
     """``rows`` as an aligned text table; ``total``: how many rows the answer has, when ``rows`` are its first."""
     cells = [[_cell(t) for t in r] for r in rows.rows]
-    widths = [max([display_width(v)] + [display_width(c[i]) for c in cells]) for i, v in enumerate(rows.variables)]
+    # a column is as wide as its widest cell up to _WIDEST: a longer one (kept whole, an identifier) runs
+    # past its column in its own row only (ut46a #4: one 100 KB name padded every row to 100 KB)
+    widths = [max([display_width(v)] + [min(display_width(c[i]), _WIDEST) for c in cells])
+              for i, v in enumerate(rows.variables)]
     line = lambda vals: "  ".join(v + " " * (w - display_width(v)) for v, w in zip(vals, widths)).rstrip()
     out = [line(rows.variables), line(["-" * w for w in widths])] + [line(c) for c in cells]
     n = len(rows.rows)

@@ -2728,6 +2728,19 @@ def test_table_aligns_wide_characters_by_their_columns():
     assert len(starts) == 1, text
 
 
+def test_one_very_long_name_widens_its_own_row_only():
+    """ut46a #4: a 100 KB name (kept whole, an identifier) padded every row of the table to 100 KB."""
+    from changeprov.sparql.formats import to_table
+    from changeprov.sparql.stores import Rows
+
+    long_name = "svc.db.sch." + "x" * 5000
+    text = to_table(Rows(["name", "events"], [(ox.Literal(long_name), ox.Literal("3")),
+                                              (ox.Literal("svc.db.sch.short"), ox.Literal("12"))]))
+    header, rule, wide, narrow, _ = text.splitlines()
+    assert long_name in wide and wide.endswith("3")
+    assert len(narrow) < 200 and narrow.index("12") == header.index("events") and len(rule) < 200
+
+
 def test_table_keeps_iris_urns_and_names_whole_and_cuts_long_text():
     """ut5a #11: DataHub URNs over 80 characters came out cut (…PRO…) and could not be pasted into the next query."""
     from changeprov.sparql.formats import to_table
