@@ -115,7 +115,11 @@ def _version(obj: dict, path: str) -> str | None:
 def _entity_state(obj: dict) -> Any:
     entity = obj.get("entity")
     if isinstance(entity, str):  # the server stores JsonUtils.pojoToMaskedJson(entity)
-        return loads_strict(entity, what="entity")
+        state = loads_strict(entity, what="entity")
+        if state is None or isinstance(state, (dict, list)):
+            return state
+        # ut46a #1: "42" or a JSON string in the string held no state, and the creation lost its columns unseen
+        raise Rejected("BAD_ASPECT_JSON", f"entity: expected an object, got {json_type(state)}")
     if entity is None or isinstance(entity, (dict, list)):
         return entity
     raise Rejected("BAD_TYPE", f"entity: expected an object or a JSON string, got {json_type(entity)}")

@@ -258,6 +258,9 @@ def _checks(v: SimpleNamespace, *, family: str, legacy: bool) -> Checks:
         ck.typed(k["cd_prev"], NUM, "changeDescription.previousVersion")
         ck.add(prev_cd["bad"], "BAD_TYPE", _version_detail("changeDescription.previousVersion", prev_cd))
     ck.add((k["entity"] == "string") & parsed["bad"], "BAD_ASPECT_JSON", "entity: not one valid JSON value")
+    parsed_kind = kind_of(parsed["v"])
+    ck.add((k["entity"] == "string") & ~parsed["bad"] & ~parsed_kind.isin("object", "array", "null"), "BAD_ASPECT_JSON",
+           got("entity: expected an object", parsed_kind))
     ck.add(~absent(k["entity"]) & ~k["entity"].isin("string", "object", "array"), "BAD_TYPE",
            got("entity: expected an object or a JSON string", k["entity"]))
 

@@ -65,6 +65,11 @@ def test_odd_but_valid_strings_map(case, check_ntriples):
     (b'{"eventType":"entityExploded","entityType":"table","entityId":"a","timestamp":1}', "UNKNOWN_EVENT_TYPE", "eventType"),
     (b'{"eventType":"entityCreated","entityType":"table","entityId":"a\\u0001b","timestamp":1}', "BAD_IDENTIFIER", "entityId"),
     (b'{"eventType":"entityCreated","entityType":"table","entityId":"a","timestamp":1,"entity":"{oops"}', "BAD_ASPECT_JSON", "entity"),
+    # ut46a #1: a creation whose state was a number or JSON in JSON lost its columns and owners unseen
+    (b'{"eventType":"entityCreated","entityType":"table","entityId":"a","timestamp":1,"entity":"42"}', "BAD_ASPECT_JSON",
+     "entity: expected an object, got an integer"),
+    (b'{"eventType":"entityCreated","entityType":"table","entityId":"a","timestamp":1,"entity":"\\"{}\\""}',
+     "BAD_ASPECT_JSON", "entity: expected an object, got a string"),
     (b'{"eventType":"entityCreated","entityType":"table","entityId":"a","timestamp":1,"currentVersion":"0.1"}', "BAD_TYPE", "currentVersion"),
     (b'{"entityUrn":"urn:li:dataset:x","entityType":"dataset","aspectName":"status","changeType":"UPSERT",'
      b'"created":{"time":1,"actor":"urn:li:corpuser:a"},"aspect":{"value":"{bad","contentType":"application/json"}}',

@@ -341,6 +341,10 @@ HOSTILE: list = [
     _changes({"name": "columns", "oldValue": "[]", "newValue": "[1]"}),  # columns: a non-object is skipped
     _with(CREATED, entity={"tags": [1, {"tagFQN": "A.B"}]}),
     _with(CREATED, entity={"owners": "bob"}),
+    # ... and an entity text that holds no object (a creation without its state, unseen)
+    _with(CREATED, entity="42"), _with(CREATED, entity='"hello"'), _with(CREATED, entity="[1, 2]"),
+    _with(CREATED, entity="null"), _with(CREATED, entity=json.dumps(json.dumps({"columns": [{"name": "a"}]}))),
+    _with(CREATED, entity="true"),
 ]
 
 
