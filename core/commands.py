@@ -113,6 +113,7 @@ def _run_map(args: argparse.Namespace) -> int:
     import sys
     from pathlib import Path
 
+    from changeprov.mapping.inputs import expand_inputs, framing_warnings
     from changeprov.mapping.reference import map_to_files
 
     counts = map_to_files(args.inputs, Path(args.out), Path(args.quarantine), family=args.family)
@@ -120,7 +121,8 @@ def _run_map(args: argparse.Namespace) -> int:
         print(json.dumps(counts.as_dict(), indent=2))
     else:
         print_counts(counts.as_dict(), title=f"reference mapper: {args.out}")
-    for warning in (other_families_note(counts.as_dict(), args.family), early_days_warning(counts.days)):
+    for warning in (*framing_warnings(expand_inputs(args.inputs)), other_families_note(counts.as_dict(), args.family),
+                    early_days_warning(counts.days)):
         if warning:
             print(f"changeprov map: warning: {warning}", file=sys.stderr)
     return 0
@@ -235,7 +237,9 @@ def _run_export(args: argparse.Namespace) -> int:
 
             print(f"  replaced the export that was there ({describe_replaced(result.manifest['replaced'])});"
                   " --mode append adds to an export")
-    for warning in (other_families_note(result.counts, args.family),
+    from changeprov.mapping.inputs import framing_warnings
+
+    for warning in (*framing_warnings(inputs), other_families_note(result.counts, args.family),
                     early_days_warning(partition_days(result.manifest.get("files", [])))):
         if warning:
             print(f"changeprov export: warning: {warning}", file=sys.stderr)

@@ -197,6 +197,43 @@ def codec_of(path: str | Path) -> str | None:
     return next((c for c in (*CODECS, *HADOOP_ONLY_CODECS) if name.endswith(c)), None)
 
 
+#: how a compressed file starts, for one named as plain text (framing_warnings)
+_MAGIC = ((b"\x1f\x8b", "gzip", ".gz"), (b"BZh", "bzip2", ".bz2"), (b"\x28\xb5\x2f\xfd", "Zstandard", ".zst"))
+
+
+def framing_warnings(paths: Iterable[str | Path]) -> list[str]:
+    """What the first 64 KiB of each local input named as plain text say of it, which no line can:
+    a compressed file without its suffix (every line quarantined as BAD_ENCODING), or line ends of
+    CR alone (the whole file one line). Other file systems are not looked at (ut46a #8: both cases
+    gave only their quarantine records).
+
+    >>> import tempfile, gzip, os
+    >>> d = tempfile.mkdtemp()
+    >>> with open(os.path.join(d, "a.jsonl"), "wb") as f: _ = f.write(gzip.compress(b"{}\\n"))
+    >>> framing_warnings([os.path.join(d, "a.jsonl")])[0].endswith("its lines are read as text; name it .gz")
+    True
+    """
+    out = []
+    for item in paths:
+        text = str(item)
+        path = file_uri_path(text) or (text if scheme_of(text) is None else None)
+        if path is None or codec_of(path) is not None:
+            continue
+        try:
+            with open(path, "rb") as f:
+                head = f.read(65536)
+        except OSError:
+            continue
+        kind = next(((name, suffix) for magic, name, suffix in _MAGIC if head.startswith(magic)), None)
+        if kind is not None:
+            out.append(f"{path} starts as a {kind[0]} file does, but its name does not end in {kind[1]}: its lines "
+                       f"are read as text; name it {kind[1]}")
+        elif b"\r" in head and b"\n" not in head and len(head) > 1:
+            out.append(f"{path} has line ends of CR alone (no LF in its first {len(head):,} bytes): it is read as one "
+                       "line; convert them to LF")
+    return out
+
+
 def open_input(path: str | Path) -> BinaryIO:
     """``path`` opened for reading bytes, decompressed by its suffix (``.gz``, ``.bz2``, ``.deflate``,
     in any case). InputError for Hadoop's codecs that Python cannot read."""

@@ -602,3 +602,34 @@ def test_map_line_says_what_is_wrong_with_an_argument(raw, family, said):
         map_line(raw, family=family)
     assert str(error.value).startswith(said)
     assert map_line(bytearray(b"{not json")).quarantine.reason == map_line("{not json").quarantine.reason
+
+
+EVENT = (b'{"id":"e-1","eventType":"entityCreated","entityType":"table","entityId":"t-1","timestamp":1700000000000,'
+         b'"userName":"a","currentVersion":0.1}')
+
+
+@pytest.mark.parametrize("name, body, said", [
+    ("zipped.jsonl", "gzip", "starts as a gzip file does, but its name does not end in .gz: its lines are read as text; name it .gz"),
+    ("packed.json", "bzip2", "starts as a bzip2 file does, but its name does not end in .bz2"),
+    ("mac.jsonl", "cr", "has line ends of CR alone (no LF in its first 423 bytes): it is read as one line"),
+    ("fine.jsonl", "lf", None),
+    ("fine.jsonl.gz", "gzip", None),
+])
+def test_map_says_when_a_file_is_framed_otherwise_than_its_name_says(tmp_path, capsys, name, body, said):
+    """ut46a #8: a gzip file named .jsonl gave 21 BAD_ENCODING lines, a file of CR line ends one
+    MALFORMED_JSON line, and nothing said why."""
+    import bz2
+    import gzip
+
+    from changeprov.cli import main
+
+    lines = b"\n".join([EVENT] * 3) + b"\n"
+    data = {"gzip": gzip.compress(lines), "bzip2": bz2.compress(lines), "cr": lines.replace(b"\n", b"\r"),
+            "lf": lines}[body]
+    (tmp_path / name).write_bytes(data)
+    assert main(["map", str(tmp_path / name), "--out", str(tmp_path / "o.nt"), "--quarantine", str(tmp_path / "q.jsonl")]) == 0
+    warnings = [line for line in capsys.readouterr().err.splitlines() if line.startswith("changeprov map: warning: ")]
+    if said is None:
+        assert warnings == []
+    else:
+        assert len(warnings) == 1 and warnings[0].startswith(f"changeprov map: warning: {tmp_path / name} {said}"), warnings

@@ -550,6 +550,21 @@ def test_export_warns_of_events_dated_before_2000(spark, tmp_path, capsys):
             "rather than milliseconds?") in capsys.readouterr().err
 
 
+def test_export_says_when_a_file_is_compressed_but_named_as_text(spark, tmp_path, capsys):
+    """ut46a #8: a gzip file named .jsonl gave BAD_ENCODING lines and nothing said why."""
+    import gzip
+
+    from changeprov.cli import main
+
+    event = {"id": "z-1", "eventType": "entityCreated", "entityType": "table", "entityId": "t-1",
+             "timestamp": 1_788_249_600_000, "userName": "alice", "currentVersion": 0.1}
+    (tmp_path / "in.jsonl").write_bytes(gzip.compress((json.dumps(event) + "\n").encode()))
+    assert main(["export", str(tmp_path / "in.jsonl"), "--out", str(tmp_path / "o")]) == 0
+    err = capsys.readouterr().err
+    assert (f"changeprov export: warning: {tmp_path / 'in.jsonl'} starts as a gzip file does, but its name does not "
+            "end in .gz: its lines are read as text; name it .gz") in err, repr(err[-400:])
+
+
 @pytest.mark.parametrize("conf, said", [
     (["spark.eventLog.enabled=true", "spark.eventLog.dir={tmp}/no-such-dir"], "no-such-dir"),
     # a SQL setting is checked only when the session state is built: it failed the first read, as
