@@ -60,6 +60,8 @@ def _derive(endpoint: str) -> tuple[str | None, str | None]:
     return tuple(urllib.parse.urlunsplit(parts._replace(path=f"{base}/{name}", fragment="")) for name in names)
 
 
+#: the largest batch a load sends (each is held in memory, with its parsed triples)
+MAX_BATCH_BYTES = 2**30
 #: the longest request timeout taken (a larger one overflows the socket's clock)
 MAX_TIMEOUT = 7 * 86_400
 
@@ -211,6 +213,8 @@ class RemoteStore(TripleStore):
                 raise ConfigError(f"{name} must be a positive finite number, got {value!r}")
         if timeout > MAX_TIMEOUT:  # ut44a #4: 1e12 s overflowed the socket's clock, "internal error"
             raise ConfigError(f"timeout must be at most {MAX_TIMEOUT:,} seconds (a week), got {timeout!r}")
+        if batch_bytes > MAX_BATCH_BYTES:  # ut46b #8: 999999999999G was taken; a batch is held in memory
+            raise ConfigError(f"batch_bytes (--batch-bytes) must be at most {MAX_BATCH_BYTES:,} (1G), got {batch_bytes:,}")
         self.endpoint = endpoint
         upd, gsp = _derive(endpoint)
         self.update_endpoint = update_endpoint or upd

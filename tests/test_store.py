@@ -1349,6 +1349,8 @@ def test_a_closed_store_says_so_and_closes_twice(tmp_path, kind):
     ("remote", {"endpoint": "http://x/query", "timeout": -1}, "timeout must be a positive finite number, got -1"),
     ("remote", {"endpoint": "http://x/query", "timeout": "5"}, "timeout must be a positive finite number, got '5'"),
     ("remote", {"endpoint": "http://x/query", "batch_bytes": 0}, "batch_bytes must be a positive finite number, got 0"),
+    ("remote", {"endpoint": "http://x/query", "batch_bytes": 2**30 + 1},
+     "batch_bytes (--batch-bytes) must be at most 1,073,741,824 (1G), got 1,073,741,825"),
     ("remote", {"endpoint": "http://x/query", "timeout": float("inf")}, "timeout must be a positive finite number, got inf"),
     ("embedded", {"path": "db", "create": True, "read_only": True}, "a store cannot be created read-only"),
     ("embedded", {}, "the embedded store needs a path (path=, --store PATH)"),
