@@ -248,16 +248,20 @@ def initial_fields(state: Any) -> list[tuple[str, str, list]]:
     """(field name, path in the event, value) of what a creation set: the entity's tags, owners,
     domains and columns, then the tags of each column and nested column (``column_tags``), then the
     nested columns of each struct column (``columns.A``, ``columns.A.B``: its ``children``, as
-    OpenMetadata names their changes); each only when a non-empty list."""
+    OpenMetadata names their changes); each when a non-empty list, and a member list (tags, owners,
+    domains, a column's tags) also when it is any other value but null or "": one object is one
+    member, anything else BAD_ASPECT_JSON (``_members``; rv46b #1: a created entity's tags given as a
+    string or an object were left in its state without a word)."""
     if not isinstance(state, dict):
         return []
-    fields = [(name, f"entity.{name}", state.get(name)) for name in INITIAL_FIELDS]
+    fields = [(name, f"entity.{name}", state.get(name), name != "columns") for name in INITIAL_FIELDS]
     columns = state.get("columns")
     walked = _walk_columns([(f"entity.columns[{j}]", "", str(j), c)
                             for j, c in enumerate(columns if isinstance(columns, list) else [])])
-    fields += [(f"columns.{local}.tags", f"{path}.tags", column.get("tags")) for local, path, _, column in walked]
-    fields += [(f"columns.{local}", f"{path}.children", column.get("children")) for local, path, _, column in walked]
-    return [(name, path, value) for name, path, value in fields if isinstance(value, list) and value]
+    fields += [(f"columns.{local}.tags", f"{path}.tags", column.get("tags"), True) for local, path, _, column in walked]
+    fields += [(f"columns.{local}", f"{path}.children", column.get("children"), False) for local, path, _, column in walked]
+    return [(name, path, value) for name, path, value, listed in fields
+            if (isinstance(value, list) and value) or (listed and not isinstance(value, list) and value not in (None, ""))]
 
 
 def _initial_values(g: Graph, event: NamedNode, entity: NamedNode, state: Any, description: Any, *,

@@ -513,8 +513,8 @@ def _initial_entries(state: Column, created: Column, cd: Column) -> Column:
     empty = F.array().cast(f"array<{ENTRY}>")
     top = struct_of(state, INITIAL_FIELDS)
 
-    def candidate(name: Column, path: Column, value: Column) -> Column:
-        return F.struct(name.alias("name"), path.alias("path"), value.alias("value"))
+    def candidate(name: Column, path: Column, value: Column, listed: bool = True) -> Column:
+        return F.struct(name.alias("name"), path.alias("path"), value.alias("value"), F.lit(listed).alias("listed"))
 
     level = F.coalesce(F.transform(items(top["columns"]), lambda c, j: _named_column(
         F.concat(F.lit("entity.columns["), j.cast("string"), F.lit("]")), F.lit(""), j.cast("string"), c)),
@@ -523,13 +523,19 @@ def _initial_entries(state: Column, created: Column, cd: Column) -> Column:
         F.transform(b["w"], lambda x: candidate(F.concat(F.lit("columns."), x["local"], F.lit(".tags")),
                                                 F.concat(x["path"], F.lit(".tags")), x["tags"])),
         F.transform(b["w"], lambda x: candidate(F.concat(F.lit("columns."), x["local"]),
-                                                F.concat(x["path"], F.lit(".children")), x["children"]))))
-    parts = [F.array(*[candidate(F.lit(f), F.lit(f"entity.{f}"), top[f]) for f in INITIAL_FIELDS]), walked]
+                                                F.concat(x["path"], F.lit(".children")), x["children"], False))))
+    parts = [F.array(*[candidate(F.lit(f), F.lit(f"entity.{f}"), top[f], f != "columns") for f in INITIAL_FIELDS]),
+             walked]
     described = F.filter(F.concat(*[F.coalesce(F.transform(items(cd[key]), lambda x: let(
         {"n": struct_of(x, ("name",))["name"]}, lambda b: string_of(b["n"], kind_of(b["n"])))),
         F.array().cast("array<string>")) for key in ("fieldsAdded", "fieldsUpdated")]), lambda n: n.isNotNull())
-    lists = F.filter(F.concat(*parts), lambda c: (kind_of(c["value"]) == "array") & (F.size(items(c["value"])) > 0)
-                     & ~F.array_contains(described, c["name"]))
+    def present(c: Column) -> Column:  # openmetadata.initial_fields: a member list of another value but null or ""
+        k = kind_of(c["value"])
+        return c["listed"] & ~F.coalesce(k.isin("array", "null"), F.lit(True)) & \
+            F.coalesce(string_of(c["value"], k) != "", F.lit(True))
+
+    lists = F.filter(F.concat(*parts), lambda c: (((kind_of(c["value"]) == "array") & (F.size(items(c["value"])) > 0))
+                                                  | present(c)) & ~F.array_contains(described, c["name"]))
     entries = F.transform(lists, lambda c, i: F.struct(
         F.lit("initial").alias("k"), c["path"].alias("key"), i.alias("i"),
         F.to_variant_object(F.struct(c["name"].alias("name"), c["value"].alias("newValue"))).alias("it")))
@@ -588,7 +594,8 @@ def _change_values(changes: Column) -> Column:
 
         def body(z):
             last = F.substring_index(F.coalesce(c["name"], F.lit("")), ".", -1)
-            decode = ((z["k"] == "string") & F.substring(z["t"], 1, 1).isin("[", "{")
+            # a creation's initial values are the entity's own JSON, not JSON text (openmetadata._initial_values)
+            decode = ((z["k"] == "string") & F.substring(z["t"], 1, 1).isin("[", "{") & (c["k"] != "initial")
                       & (F.array_contains(json_fields, last) | c["nested"].isNotNull()))
             return F.coalesce(F.when(decode, strict_json(z["t"]))["v"], z["x"])
 

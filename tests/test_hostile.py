@@ -191,3 +191,25 @@ def test_a_column_named_with_a_dot_is_quoted_in_its_fqn():
     triples = map_line(json.dumps(created).encode(), source="in.jsonl", line=1).triples
     columns = {str(t.object) for t in triples if "/om/column/" in str(t.object)}
     assert columns == {"<https://w3id.org/changeprov/id/om/column/s.t.%22x.y%22>"}
+
+
+@pytest.mark.parametrize("entity, outcome", [
+    ({"tags": "PII.Sensitive"}, "entity.tags: expected a list of objects, got a string"),
+    ({"tags": json.dumps([{"tagFQN": "A.B"}])}, "entity.tags: expected a list of objects, got a string"),
+    ({"owners": 0}, "entity.owners: expected a list of objects, got an integer"),
+    ({"columns": [{"name": "x", "tags": "PII"}]}, "entity.columns[0].tags: expected a list of objects, got a string"),
+    ({"tags": {"tagFQN": "A.B"}}, "A.B"),  # one object is one member
+    ({"columns": [{"name": "x", "tags": {"tagFQN": "A.B"}}]}, "A.B"),
+    ({"tags": "", "owners": None, "domains": []}, None),  # nothing
+])
+def test_a_created_entitys_member_lists_are_read_or_quarantined(entity, outcome):
+    """rv46b #1: a created entity's tags given as a string or an object were left in its state alone."""
+    event = {"id": "c", "eventType": "entityCreated", "entityType": "table", "entityId": "t-1", "timestamp": 1788249600000,
+             "userName": "u", "entityFullyQualifiedName": "s.t", "previousVersion": 0.1, "currentVersion": 0.1,
+             "entity": entity}
+    result = map_line(json.dumps(event).encode(), source="in.jsonl", line=1)
+    tags = {str(t.object) for t in result.triples if str(t.predicate).endswith("addedTag>")}
+    if outcome is None or outcome == "A.B":
+        assert result.quarantine is None and tags == ({"<https://w3id.org/changeprov/id/om/tag/A.B>"} if outcome else set())
+    else:
+        assert (result.quarantine.reason, result.quarantine.detail) == ("BAD_ASPECT_JSON", outcome)

@@ -345,6 +345,13 @@ HOSTILE: list = [
     _with(CREATED, entity="42"), _with(CREATED, entity='"hello"'), _with(CREATED, entity="[1, 2]"),
     _with(CREATED, entity="null"), _with(CREATED, entity=json.dumps(json.dumps({"columns": [{"name": "a"}]}))),
     _with(CREATED, entity="true"),
+    # rv46b #1: a created entity's member lists of another shape
+    _with(CREATED, entity={"tags": "PII.Sensitive"}), _with(CREATED, entity={"tags": {"tagFQN": "PII.Sensitive"}}),
+    _with(CREATED, entity={"tags": json.dumps(_tags("A.B"))}), _with(CREATED, entity={"owners": 0, "domains": ""}),
+    _with(CREATED, entity={"domains": {"id": "d-1", "fullyQualifiedName": "D"}, "owners": []}),
+    _with(CREATED, entity={"columns": [{"name": "x", "tags": "PII"}]}),
+    _with(CREATED, entity={"columns": [{"name": "x", "tags": {"tagFQN": "PII.Sensitive"}, "children": "c"}]}),
+    _with(CREATED, entity={"columns": "x", "tags": None}),
 ]
 
 
