@@ -124,7 +124,7 @@ def _run_map(args: argparse.Namespace) -> int:
     for warning in (*framing_warnings(expand_inputs(args.inputs)), other_families_note(counts.as_dict(), args.family),
                     early_days_warning(counts.days)):
         if warning:
-            print(f"changeprov map: warning: {warning}", file=sys.stderr)
+            print(f"changeprov map: warning: {visible(warning)}", file=sys.stderr)
     return 0
 
 
@@ -242,7 +242,7 @@ def _run_export(args: argparse.Namespace) -> int:
     for warning in (*framing_warnings(inputs), other_families_note(result.counts, args.family),
                     early_days_warning(partition_days(result.manifest.get("files", [])))):
         if warning:
-            print(f"changeprov export: warning: {warning}", file=sys.stderr)
+            print(f"changeprov export: warning: {visible(warning)}", file=sys.stderr)
     return 0 if result.counts["balanced"] else 2
 
 

@@ -152,6 +152,7 @@ def export_settings(spark) -> Callable[[], None]:
 #: The driver's log4j2 settings when changeprov starts Spark: errors only, no start-up banner.
 LOG4J2_PROPERTIES = Path(__file__).with_name("log4j2.properties")
 _DRIVER_OPTIONS = "spark.driver.extraJavaOptions"
+_LOG4J2_FILE = re.compile(r"log4j2(-test)?\.(properties|xml|json|jsn|yaml|yml)")
 
 
 def _driver_logging(settings: Mapping[str, str], environ: Mapping[str, str]) -> dict[str, str]:
@@ -183,7 +184,8 @@ def _site_logging(environ: Mapping[str, str]) -> bool:
         str(Path(environ["SPARK_HOME"]) / "conf") if environ.get("SPARK_HOME") else "")
     if not folder or not os.path.isdir(folder):
         return False
-    if any(name.startswith("log4j2") for name in os.listdir(folder)):
+    # the names log4j2 reads; a Spark distribution's conf/ ships log4j2.properties.template (rv46b #3)
+    if any(_LOG4J2_FILE.fullmatch(name) for name in os.listdir(folder)):
         return True
     try:
         defaults = Path(folder, "spark-defaults.conf").read_text(errors="replace")

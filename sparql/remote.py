@@ -27,7 +27,7 @@ from changeprov.sparql.values import with_values
 ENV_USER, ENV_PASSWORD, ENV_TOKEN = "CHANGEPROV_ENDPOINT_USER", "CHANGEPROV_ENDPOINT_PASSWORD", "CHANGEPROV_ENDPOINT_TOKEN"
 
 
-_FORM = re.compile(r"(?i)\b(SELECT|ASK|CONSTRUCT|DESCRIBE)\b")
+_FORM = re.compile(r"(?i)(?<![\w:-])(SELECT|ASK|CONSTRUCT|DESCRIBE)\b(?![\w:.-])")
 _BARE_DESCRIBE = re.compile(r"(?is)\s*((PREFIX\s+[\w.-]*:|BASE)\s*)*DESCRIBE(\s+(\?\w+|\$\w+|\*|[\w.-]*:[\w.-]*))*\s*")
 
 
@@ -115,9 +115,12 @@ _EXHAUSTED_HINT = ("; the server ran out of threads or processes: impact, upstre
 def _server_said(body: bytes | None, *, mask: tuple[str, ...] = ()) -> str:
     """The first line of an error response's body (a server's own reason), or "": ``mask``'s strings
     are replaced by ``***`` before it is cut short."""
-    text = (body or b"")[:2000].decode("utf-8", "replace").strip()
-    for secret in sorted((x for x in mask if len(x) >= 3), key=len, reverse=True):
+    secrets = sorted((x for x in mask if len(x) >= 3), key=len, reverse=True)
+    # masked before it is cut (rv46b #2: a token across the cut lost its tail to the cut, its head stayed)
+    text = (body or b"")[:2000 + max(map(len, secrets), default=0)].decode("utf-8", "replace")
+    for secret in secrets:
         text = text.replace(secret, "***")
+    text = text[:2000].strip()
     if text.lstrip().startswith("<"):  # an HTML error page: its text, without the tags
         text = re.sub(r"\s+", " ", re.sub(r"<[^>]*>", " ", text)).strip()
     return (text.splitlines() or [""])[0][:300]
@@ -379,7 +382,7 @@ class RemoteStore(TripleStore):
     def _wrong_form(self, query: str, form: str, got: str) -> ChangeprovError:
         """A query of another form is the caller's mistake; the right form answered wrongly is the
         server's (ut46b #2: a half-sent SELECT answer to an ASK read as "expected an ASK query")."""
-        sent = _FORM.search(blank(query, keep=()))
+        sent = _FORM.search(blank(query, keep=()))  # a prefix named ask: or select: is no form (rv46b #5)
         if sent is None or sent.group(1).upper() != form:
             return InputError(f"expected {'an' if form == 'ASK' else 'a'} {form} query")
         return StoreError(f"endpoint {self.shown} answered the {form} query with {got}: is it a SPARQL endpoint, "

@@ -633,3 +633,16 @@ def test_map_says_when_a_file_is_framed_otherwise_than_its_name_says(tmp_path, c
         assert warnings == []
     else:
         assert len(warnings) == 1 and warnings[0].startswith(f"changeprov map: warning: {tmp_path / name} {said}"), warnings
+
+
+def test_a_framing_warning_shows_the_files_name_escaped(tmp_path, capsys):
+    """rv46b #4: the warning printed a file name's escape sequence and line separator raw."""
+    import gzip
+
+    from changeprov.cli import main
+
+    name = tmp_path / "ev\u2028il\x1b[31mred.jsonl"
+    name.write_bytes(gzip.compress(EVENT + b"\n"))
+    assert main(["map", str(name), "--out", str(tmp_path / "o.nt"), "--quarantine", str(tmp_path / "q.jsonl")]) == 0
+    err = capsys.readouterr().err
+    assert "ev\\u2028il\\u001B[31mred.jsonl starts as a gzip file does" in err and "\x1b" not in err

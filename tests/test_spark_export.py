@@ -604,6 +604,8 @@ def test_an_exports_stderr_holds_its_own_lines_not_sparks_start_up_banner(tmp_pa
 @pytest.mark.parametrize("files, defaults, ours", [
     ({}, None, True),
     ({"log4j2.properties": "rootLogger.level = info\n"}, None, False),
+    ({"log4j2.xml": "<Configuration/>\n"}, None, False),
+    ({"log4j2.properties.template": "rootLogger.level = info\n"}, None, True),  # a distribution's conf/ (rv46b #3)
     ({}, "spark.master local[2]\n", True),
     ({}, "spark.driver.extraJavaOptions -Dsite=1\n", False),
     ({}, "  spark.driver.defaultJavaOptions=-Dsite=1\n", False),

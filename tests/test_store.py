@@ -1185,6 +1185,17 @@ def test_a_server_error_text_never_shows_the_credentials_sent(tmp_path, capsys, 
             front.shutdown()
 
 
+@pytest.mark.parametrize("at", [0, 1960, 1975, 1990, 2100])
+def test_a_secret_is_masked_wherever_it_stands_in_the_servers_text(at):
+    """rv46b #2: the text was cut to 2,000 bytes before the secrets were masked, so a token across the cut
+    kept its head (15 characters of it in the error)."""
+    from changeprov.sparql.remote import _server_said
+
+    token = "s3cr3tTOKENabcdefghijklmnopqrstuvwxyz0123456789"
+    said = _server_said(b" " * at + b"You sent: Bearer " + token.encode(), mask=("Bearer " + token, token))
+    assert "s3cr3tT" not in said, said
+
+
 @pytest.mark.parametrize("token", ["Bearer tok123", "bearer tok123", "Basic b3A6cHc="])
 def test_a_token_given_with_its_scheme_is_refused(monkeypatch, token):
     """ut46b #7: "Bearer tok" was sent as "Bearer Bearer tok", and the 401 said only that a token went."""
@@ -1249,6 +1260,9 @@ def test_an_answer_of_the_wrong_form_is_the_servers_fault_a_query_of_the_wrong_f
                 wrong_for_ask.ask("SELECT ?s WHERE { ?s ?p ?o }")
             with pytest.raises(InputError, match="^expected a SELECT query$"):
                 wrong_for_select.select("ASK { ?s ?p 'SELECT' }")
+            # rv46b #5: a prefix named like a form is none
+            with pytest.raises(StoreError, match="answered the SELECT query with a boolean"):
+                wrong_for_select.select("PREFIX ask: <http://x/>\nSELECT ?s WHERE { ?s ask:p ?o }")
         finally:
             for front in fronts:
                 front.shutdown()
