@@ -226,8 +226,9 @@ def framing_warnings(paths: Iterable[str | Path]) -> list[str]:
             continue
         kind = next(((name, suffix) for magic, name, suffix in _MAGIC if head.startswith(magic)), None)
         if kind is not None:
+            only_export = " (which only `export` reads)" if kind[1] in HADOOP_ONLY_CODECS else ""
             out.append(f"{path} starts as a {kind[0]} file does, but its name does not end in {kind[1]}: its lines "
-                       f"are read as text; name it {kind[1]}")
+                       f"are read as text; name it {kind[1]}{only_export}")
         elif b"\r" in head and b"\n" not in head and len(head) > 1:
             out.append(f"{path} has line ends of CR alone (no LF in its first {len(head):,} bytes): it is read as one "
                        "line; convert them to LF")
