@@ -859,6 +859,14 @@ def test_an_upper_case_scheme_is_an_http_url_and_an_explicit_url_is_not_called_d
         assert "HTTP 404" in err and ": is it the right URL?" in err and "derived" not in err, err
 
 
+def _credentials(monkeypatch, env: dict) -> None:
+    """The endpoint credential variables set to ``env`` alone."""
+    for name in ("CHANGEPROV_ENDPOINT_TOKEN", "CHANGEPROV_ENDPOINT_USER", "CHANGEPROV_ENDPOINT_PASSWORD"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+
+
 @pytest.mark.parametrize("url, env, message", [
     ("http://alice:s3cret@127.0.0.1:1/query", {}, "credentials in an endpoint URL are refused"),
     ("http://127.0.0.1:1/query", {"CHANGEPROV_ENDPOINT_USER": "alice"}, "CHANGEPROV_ENDPOINT_PASSWORD is not"),
@@ -875,10 +883,7 @@ def test_an_upper_case_scheme_is_an_http_url_and_an_explicit_url_is_not_called_d
     ("http://127.0.0.1:1/query?apikey=s3cret", {}, "cannot reach endpoint http://127.0.0.1:1/query?apikey=***"),
 ])
 def test_endpoint_credentials_come_only_from_the_environment_and_whole(url, env, message, monkeypatch, capsys):
-    for name in ("CHANGEPROV_ENDPOINT_TOKEN", "CHANGEPROV_ENDPOINT_USER", "CHANGEPROV_ENDPOINT_PASSWORD"):
-        monkeypatch.delenv(name, raising=False)
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
+    _credentials(monkeypatch, env)
     assert main(["query", "deleted-entities", "--endpoint", url]) == 2
     err = capsys.readouterr().err
     assert message in err and "s3cret" not in err, err
@@ -1121,8 +1126,7 @@ def _refusing(status: int, body: bytes = b"", *, when=lambda method, path, heade
       "no earlier batch was stored"]),
 ])
 def test_an_endpoint_that_refuses_gets_a_message_that_says_what_to_do(tmp_path, capsys, monkeypatch, command, answer, said):
-    for name in ("CHANGEPROV_ENDPOINT_TOKEN", "CHANGEPROV_ENDPOINT_USER", "CHANGEPROV_ENDPOINT_PASSWORD"):
-        monkeypatch.delenv(name, raising=False)
+    _credentials(monkeypatch, {})
     exp = make_export(tmp_path / "exp", _dated(range(1, 4)))
     with oxigraph_server(tmp_path / "srv") as url:
         front = _gateway(url.rsplit("/", 1)[0], answer)
@@ -1173,10 +1177,7 @@ def test_a_server_error_text_never_shows_the_credentials_sent(tmp_path, capsys, 
             for env, secrets in (({"CHANGEPROV_ENDPOINT_TOKEN": "tok-ABC123"}, ["tok-ABC123"]),
                                  ({"CHANGEPROV_ENDPOINT_USER": "op", "CHANGEPROV_ENDPOINT_PASSWORD": "s3cr3t-PW"},
                                   ["s3cr3t-PW", "b3A6czNjcjN0LVBX"])):
-                for name in ("CHANGEPROV_ENDPOINT_TOKEN", "CHANGEPROV_ENDPOINT_USER", "CHANGEPROV_ENDPOINT_PASSWORD"):
-                    monkeypatch.delenv(name, raising=False)
-                for name, value in env.items():
-                    monkeypatch.setenv(name, value)
+                _credentials(monkeypatch, env)
                 assert main(["query", "deleted-entities", "--endpoint", through]) == 2
                 err = capsys.readouterr().err
                 assert "(HTTP 401: invalid credentials: ***)" in err, err
