@@ -218,32 +218,58 @@ def _run_export(args: argparse.Namespace) -> int:
     progress(f"starting Spark ({args.master or 'master from spark-submit'})")
     owned = SparkSession.getActiveSession() is None
     spark = get_session(master=args.master or None, app_name="changeprov-export", conf=conf)
+    before = _committed_run(args.out)
     try:
-        result = export(spark, inputs, args.out, family=args.family, mode=args.mode, compress=args.compress,
-                        progress=progress)
-    finally:
-        if owned:  # a clean stop: left to the JVM's exit hook, a cluster logs launch failures and FAILED
-            spark.stop()
+        try:
+            manifest = export(spark, inputs, args.out, family=args.family, mode=args.mode, compress=args.compress,
+                              progress=progress).manifest
+        finally:
+            if owned:  # a clean stop: left to the JVM's exit hook, a cluster logs launch failures and FAILED
+                spark.stop()
+    except KeyboardInterrupt as exc:
+        # ut46d #1: a SIGTERM after the commit said "terminated", exit 2, of a committed run, and a nightly
+        # job that ran it again appended the night twice
+        manifest = _committed_run(args.out)
+        if manifest is None or manifest.get("run_id") == (before or {}).get("run_id"):
+            raise
+        stop = "terminated" if type(exc).__name__ == "Terminated" else "interrupted"
+        progress(f"{stop} after run {manifest['run_id']} was committed: the export is complete")
     if args.format == "json":
-        print(json.dumps(result.manifest, indent=2, sort_keys=True))
+        print(json.dumps(manifest, indent=2, sort_keys=True))
     else:
-        print_counts(result.counts, title=f"export {result.run_id}: {args.out}")
-        totals = result.manifest.get("totals") or {}
+        print_counts(manifest["counts"], title=f"export {manifest['run_id']}: {args.out}")
+        totals = manifest.get("totals") or {}
         if totals.get("runs", 1) > 1:  # ut43b #4: the table is this run's; say what the folder holds
             print(f"  the export holds {totals['runs']} runs: {totals['lines_read']:,} lines read, "
                   f"{totals['quarantined']:,} quarantined, {totals['triples']:,} triples written (manifest.json: totals)")
-        if result.manifest.get("replaced"):
+        if manifest.get("replaced"):
             from changeprov.spark.commit import describe_replaced
 
-            print(f"  replaced the export that was there ({describe_replaced(result.manifest['replaced'])});"
+            print(f"  replaced the export that was there ({describe_replaced(manifest['replaced'])});"
                   " --mode append adds to an export")
     from changeprov.mapping.inputs import framing_warnings
 
-    for warning in (*framing_warnings(inputs), other_families_note(result.counts, args.family),
-                    early_days_warning(partition_days(result.manifest.get("files", [])))):
+    for warning in (*framing_warnings(inputs), other_families_note(manifest["counts"], args.family),
+                    early_days_warning(partition_days(manifest.get("files", [])))):
         if warning:
             print(f"changeprov export: warning: {visible(warning)}", file=sys.stderr)
-    return 0 if result.counts["balanced"] else 2
+    return 0 if manifest["counts"]["balanced"] else 2
+
+
+def _committed_run(out: str) -> dict | None:
+    """The manifest of the run last committed into a local ``out`` (its _SUCCESS, written last, is there),
+    or None (none, or another file system)."""
+    from changeprov.errors import ChangeprovError
+    from changeprov.exportlayout import parse_manifest
+    from changeprov.spark.fs import local_out
+
+    folder = local_out(out)
+    try:
+        if folder is None or not (folder / "_SUCCESS").is_file():
+            return None
+        return parse_manifest((folder / "manifest.json").read_text(encoding="utf-8"), str(folder / "manifest.json"))
+    except (OSError, ValueError, ChangeprovError):
+        return None
 
 
 def _configure_demo(p: argparse.ArgumentParser) -> None:

@@ -550,6 +550,34 @@ def test_export_warns_of_events_dated_before_2000(spark, tmp_path, capsys):
             "rather than milliseconds?") in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("after_commit", [True, False])
+def test_a_sigterm_after_the_commit_is_a_complete_export_not_a_failure(spark, tmp_path, capsys, monkeypatch, after_commit):
+    """ut46d #1: SIGTERM 0.6 s after "committing" said "terminated", exit 2, of a run that was committed,
+    and the nightly job that retried it appended the night twice. Before the commit it stays a stop."""
+    import changeprov.spark.job as job
+    from changeprov.cli import Terminated, main
+
+    real = job.export
+
+    def stopped(*args, **kwargs):
+        if after_commit:
+            real(*args, **kwargs)
+        raise Terminated()
+
+    monkeypatch.setattr(job, "export", stopped)
+    event = {"id": "s-1", "eventType": "entityCreated", "entityType": "table", "entityId": "t-1",
+             "timestamp": 1_788_249_600_000, "userName": "alice", "currentVersion": 0.1}
+    (tmp_path / "in.jsonl").write_text(json.dumps(event) + "\n")
+    code = main(["export", str(tmp_path / "in.jsonl"), "--out", str(tmp_path / "o")])
+    out, err = capsys.readouterr()
+    if after_commit:
+        run = json.loads((tmp_path / "o" / "manifest.json").read_text())["run_id"]
+        assert code == 0 and f"terminated after run {run} was committed: the export is complete" in err
+        assert f"export {run}: {tmp_path / 'o'}" in out and "lines read" in out
+    else:
+        assert code == 2 and err.endswith("changeprov export: terminated\n") and not (tmp_path / "o" / "_SUCCESS").exists()
+
+
 def test_export_says_when_a_file_is_compressed_but_named_as_text(spark, tmp_path, capsys):
     """ut46a #8: a gzip file named .jsonl gave BAD_ENCODING lines and nothing said why."""
     import gzip
