@@ -75,7 +75,7 @@ def run_audit(args: argparse.Namespace) -> int:
         with store_from_args(args, read_only=True) as store:
             try:
                 report = audit_store(store, since=args.since, until=args.until, bot_pattern=args.bot_pattern,
-                                     tag_pattern=args.tag_pattern)
+                                     tag_pattern=args.tag_pattern, progress=_say)
             except InputError as exc:  # ut42d #9: name the flag the user typed, not the query's parameter
                 flagged = re.sub(r"^parameter (\w+):", lambda m: f"--{m.group(1).replace('_', '-')}:", str(exc))
                 raise InputError(flagged) from None
@@ -100,3 +100,9 @@ def run_audit(args: argparse.Namespace) -> int:
         for warning in compared.warnings:
             print(f"changeprov audit: warning: {visible(warning)}", file=sys.stderr)
     return args.verdict
+
+
+def _say(message: str) -> None:
+    """An audit's progress line on stderr, in one piece (as load's)."""
+    sys.stderr.write(f"[audit] {visible(message)}\n")
+    sys.stderr.flush()

@@ -12,7 +12,7 @@ import re
 import time
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
-from typing import Iterable
+from typing import Callable, Iterable
 
 import pyoxigraph as ox
 
@@ -622,37 +622,47 @@ def _default(query: str, name: str) -> str | None:
 
 def run_audit(store: TripleStore, *, since: str | None = None, until: str | None = None,
               bot_pattern: str | None = None, tag_pattern: str | None = None,
-              now_ms: int | None = None, lineage: bool = True) -> AuditReport:
+              now_ms: int | None = None, lineage: bool = True,
+              progress: Callable[[str], None] | None = None) -> AuditReport:
     """Run every audit query on ``store`` for the window [since, until] and assemble the report
-    (``lineage=False``: without the lineage drawing around the most impacted asset)."""
+    (``lineage=False``: without the lineage drawing around the most impacted asset). ``progress``
+    hears the name of each query before it runs (ut46d #3: 45 s without a word on 2.3M triples)."""
     now_ms = now_ms if now_ms is not None else int(time.time() * 1000)
+    done, calls = [0], 11  # the queries below (a test holds the count to them)
+
+    def rows(name: str, params: dict, *, now_ms: int | None) -> list[dict]:
+        done[0] += 1
+        if progress:
+            progress(f"{name} ({done[0]} of {calls})")
+        return _rows(store, name, params, now_ms=now_ms)
+
     # a date, datetime or epoch ms as run_query takes them, checked before any query runs (ut42a #3:
     # the window's display at the end failed on a date, after every query had run)
     params = {p.name: p for p in get_query("audit-deletions").params}
     window = {k: None if v is None else param_text(params[k], v) for k, v in (("since", since), ("until", until))}
     since, until = window["since"], window["until"]
     activity = [(r["day"], r["user"], int(r["events"]))
-                for r in _rows(store, "audit-activity", window, now_ms=now_ms)]
+                for r in rows("audit-activity", window, now_ms=now_ms)]
     top = [{"entity": r["entity"], "entity_name": r["entity_name"], "events": int(r["events"]),
             "users": int(r["users"]), "last_change": r["last_change"]}
-           for r in _rows(store, "audit-top-entities", window, now_ms=now_ms)]
+           for r in rows("audit-top-entities", window, now_ms=now_ms)]
     findings: list[Finding] = []
-    findings += _version_findings(_rows(store, "audit-versions", window, now_ms=now_ms))
-    findings += _integrity_findings(_rows(store, "audit-integrity", window, now_ms=now_ms))
-    findings += _agent_findings(_rows(store, "audit-agents", window, now_ms=now_ms))
-    findings += _bot_findings(_rows(store, "audit-bots", {**window, "bot_pattern": bot_pattern}, now_ms=now_ms))
-    findings += _tag_findings(_rows(store, "audit-sensitive-tags", {**window, "tag_pattern": tag_pattern},
+    findings += _version_findings(rows("audit-versions", window, now_ms=now_ms))
+    findings += _integrity_findings(rows("audit-integrity", window, now_ms=now_ms))
+    findings += _agent_findings(rows("audit-agents", window, now_ms=now_ms))
+    findings += _bot_findings(rows("audit-bots", {**window, "bot_pattern": bot_pattern}, now_ms=now_ms))
+    findings += _tag_findings(rows("audit-sensitive-tags", {**window, "tag_pattern": tag_pattern},
                                     now_ms=now_ms))
     readers = _job_inputs(store)
-    deletions = _rows(store, "audit-deletions", window, now_ms=now_ms)
+    deletions = rows("audit-deletions", window, now_ms=now_ms)
     findings += _deletion_findings(deletions, _job_readers(store, readers, deletions),
-                                   _restores(_rows(store, "deleted-entities", window, now_ms=now_ms)))
-    findings += _schema_findings(_rows(store, "audit-schema-drops", window, now_ms=now_ms))
+                                   _restores(rows("deleted-entities", window, now_ms=now_ms)))
+    findings += _schema_findings(rows("audit-schema-drops", window, now_ms=now_ms))
     # the window as people read every other time (ut12 #8: an epoch or a bare date was shown as typed)
     shown = {k: display_datetime(parse_time(v, end_of_day=(k == "until"), now_ms=now_ms).value) if v else None
              for k, v in window.items()}
     findings += _job_read_drops(store, readers, findings, shown["since"], shown["until"])
-    findings += _lineage_removed_findings(_rows(store, "audit-lineage-removed", window, now_ms=now_ms))
+    findings += _lineage_removed_findings(rows("audit-lineage-removed", window, now_ms=now_ms))
     order = list(KINDS)
     findings.sort(key=lambda f: (order.index(f.kind), f.time, f.entity_name or "", f.events))
     generated = terms.xsd_datetime(now_ms).value

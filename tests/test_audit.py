@@ -666,6 +666,15 @@ def test_fail_on_medium_takes_a_medium_finding(tmp_path, fail_on, code):
     assert json.loads((tmp_path / "r.json").read_text())["summary"]["by_kind"] == {"deletion": 1, "impersonated": 1}
 
 
+def test_audit_says_which_query_runs(db, capsys):
+    """ut46d #3: an audit was silent until its end (45 s on 2.3M triples)."""
+    heard: list[str] = []
+    with open_store("embedded", path=db, read_only=True) as store:
+        run_audit(store, now_ms=NOW_MS, progress=heard.append, lineage=False)
+    assert heard[0] == "audit-activity (1 of 11)" and heard[-1] == "audit-lineage-removed (11 of 11)"
+    assert len(heard) == 11
+
+
 def test_the_most_impacted_entity_weighs_its_findings_by_severity():
     """rv46 #8: the weights that choose the asset whose lineage the report draws were all 1 in a mutant,
     and no test saw it: one high finding outweighs two low ones, two medium ones one high."""
