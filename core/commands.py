@@ -232,7 +232,9 @@ def _run_export(args: argparse.Namespace) -> int:
         manifest = _committed_run(args.out)
         if manifest is None or manifest.get("run_id") == (before or {}).get("run_id"):
             raise
-        stop = "terminated" if type(exc).__name__ == "Terminated" else "interrupted"
+        from changeprov.cli import Terminated
+
+        stop = "terminated" if isinstance(exc, Terminated) else "interrupted"
         progress(f"{stop} after run {manifest['run_id']} was committed: the export is complete")
     if args.format == "json":
         print(json.dumps(manifest, indent=2, sort_keys=True))
