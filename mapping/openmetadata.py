@@ -206,6 +206,8 @@ def _field_changes(g: Graph, event: NamedNode, entity: NamedNode, obj: dict, *, 
 
 #: what a creation sets besides column tags, in this order; then the column tags, level by level
 INITIAL_FIELDS = ("tags", "owners", "domains", "columns")
+#: the fields whose value is a list of member objects (or one object): anything else is BAD_ASPECT_JSON
+MEMBER_LISTS = ("tags", "owners", "domains")
 #: levels of columns whose tags a creation sets: top-level columns and three levels of ``children``
 COLUMN_LEVELS = 4
 
@@ -254,7 +256,7 @@ def initial_fields(state: Any) -> list[tuple[str, str, list]]:
     string or an object were left in its state without a word)."""
     if not isinstance(state, dict):
         return []
-    fields = [(name, f"entity.{name}", state.get(name), name != "columns") for name in INITIAL_FIELDS]
+    fields = [(name, f"entity.{name}", state.get(name), name in MEMBER_LISTS) for name in INITIAL_FIELDS]
     columns = state.get("columns")
     walked = _walk_columns([(f"entity.columns[{j}]", "", str(j), c)
                             for j, c in enumerate(columns if isinstance(columns, list) else [])])
@@ -436,7 +438,7 @@ def _members(g: Graph, handler: str, path: str, value: Any, fqn: str | None) -> 
 
     A domain (an entity reference, ut44b #1: a later change hid the domains still there) is keyed by its
     id, its node the domain entity's own IRI."""
-    listed = handler in ("tags", "owners", "domains")
+    listed = handler in MEMBER_LISTS
     if isinstance(value, dict):
         value = [value]
     if not isinstance(value, list):

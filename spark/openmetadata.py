@@ -24,7 +24,7 @@ from types import SimpleNamespace
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from changeprov.mapping.openmetadata import CASCADING, COLUMN_FIELD, COLUMN_LEVELS, INITIAL_FIELDS
+from changeprov.mapping.openmetadata import CASCADING, COLUMN_FIELD, COLUMN_LEVELS, INITIAL_FIELDS, MEMBER_LISTS
 from changeprov.mapping.terms import RFC3339_PATTERN
 from changeprov.mapping.vocab import expand, rules
 from changeprov.spark.checks import (BOOL, INT, LIST, NUM, OBJ, STR, Checks, absent, at, got, ident_detail, ms_out_of_range,
@@ -524,7 +524,8 @@ def _initial_entries(state: Column, created: Column, cd: Column) -> Column:
                                                 F.concat(x["path"], F.lit(".tags")), x["tags"])),
         F.transform(b["w"], lambda x: candidate(F.concat(F.lit("columns."), x["local"]),
                                                 F.concat(x["path"], F.lit(".children")), x["children"], False))))
-    parts = [F.array(*[candidate(F.lit(f), F.lit(f"entity.{f}"), top[f], f != "columns") for f in INITIAL_FIELDS]),
+    parts = [F.array(*[candidate(F.lit(f), F.lit(f"entity.{f}"), top[f], f in MEMBER_LISTS)
+                       for f in INITIAL_FIELDS]),
              walked]
     described = F.filter(F.concat(*[F.coalesce(F.transform(items(cd[key]), lambda x: let(
         {"n": struct_of(x, ("name",))["name"]}, lambda b: string_of(b["n"], kind_of(b["n"])))),
@@ -617,8 +618,6 @@ MEMBER_FIELDS = ("tagFQN", "source", "name", "type", "fullyQualifiedName", "id")
 _MEMBER_READ = MEMBER_FIELDS + ("tags", "children")
 _MEMBER_FIELDS_TYPE = "struct<" + ",".join(f"{n}:variant" for n in _MEMBER_READ) + ">"
 _MEMBER = f"struct<side:string,i:int,obj:boolean,f:{_MEMBER_FIELDS_TYPE},json:string,mk:string,vk:string>"
-#: the handlers whose value is a list of objects (or one object): anything else is quarantined
-_LISTED = ("tags", "owners", "domains")
 
 
 def _change_members(changes: Column, fqn: Column, created: Column) -> Column:
@@ -637,7 +636,7 @@ def _change_members(changes: Column, fqn: Column, created: Column) -> Column:
                 kind_of(x).alias("mk"), F.lit(None).cast("string").alias("vk")))
             # openmetadata._members: a listed value that is none (null, absent, "") holds nothing; one that
             # is no list nor object is an element of its own, which _member_error quarantines
-            bad = c["handler"].isin(*_LISTED) & ~k.isin("object", "array", "null") & \
+            bad = c["handler"].isin(*MEMBER_LISTS) & ~k.isin("object", "array", "null") & \
                 F.coalesce(string_of(value, k) != "", F.lit(True))
             return F.when(bad, F.array(F.struct(
                 F.lit(side).alias("side"), F.lit(-1).alias("i"), F.lit(False).alias("obj"),
@@ -756,7 +755,7 @@ def _member_error(handler: Column, m: Column, path: Column, initial: Column) -> 
     value = F.concat(path, F.when(~initial, F.concat(F.lit("."), m["side"], F.lit("Value"))).otherwise(F.lit("")))
     where = F.concat(value, F.lit("["), m["i"].cast("string"), F.lit("]"))
     ck = Checks()
-    with ck.guard(handler.isin(*_LISTED)):  # ut46a #1: openmetadata._members
+    with ck.guard(handler.isin(*MEMBER_LISTS)):  # ut46a #1: openmetadata._members
         ck.add(m["vk"].isNotNull(), "BAD_ASPECT_JSON", got(at(value, ": expected a list of objects"), m["vk"]))
         ck.add(m["vk"].isNull() & ~m["obj"], "BAD_ASPECT_JSON", got(at(where, ": expected an object"), m["mk"]))
     with ck.guard(m["obj"] & (handler == "tags")):

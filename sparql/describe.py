@@ -124,6 +124,11 @@ def _not_an_entity(store: TripleStore, value: str, *, shown: str | None = None) 
     return f"{name!r} is in the store but has no provenance of its own (no event affects it)"
 
 
+def _prefixes(context: dict) -> dict[str, str]:
+    """The context's prefix terms (name → namespace ending in ``/`` or ``#``)."""
+    return {name: ns for name, ns in context.items() if isinstance(ns, str) and ns.endswith(("/", "#"))}
+
+
 def _suffix_read_as_iri(triples: list[ox.Triple], context: dict) -> str | None:
     """Whether an IRI would compact to ``prefix://…``, which JSON-LD reads back as an absolute IRI of
     the scheme ``prefix`` (ut44c #4: <https://open-metadata.org/entity///weird/abc> became "omx://weird/abc",
@@ -133,7 +138,7 @@ def _suffix_read_as_iri(triples: list[ox.Triple], context: dict) -> str | None:
     >>> _suffix_read_as_iri([t], {"omx": "https://open-metadata.org/entity/"})
     'https://open-metadata.org/entity///w/a'
     """
-    spaces = [ns for ns in context.values() if isinstance(ns, str) and ns.endswith(("/", "#"))]
+    spaces = list(_prefixes(context).values())
     for t in triples:
         for term in (t.subject, t.predicate, t.object, getattr(t.object, "datatype", None)):
             iri = getattr(term, "value", None) if isinstance(term, ox.NamedNode) else None
@@ -149,7 +154,7 @@ def _prefix_scheme(triples: list[ox.Triple], context: dict) -> str | None:
     >>> _prefix_scheme([t], {"prov": "http://www.w3.org/ns/prov#"})
     'prov:x'
     """
-    prefixes = {name for name, ns in context.items() if isinstance(ns, str) and ns.endswith(("/", "#"))}
+    prefixes = _prefixes(context)
     for t in triples:
         for term in (t.subject, t.predicate, t.object, getattr(t.object, "datatype", None)):
             if isinstance(term, ox.NamedNode) and term.value.split(":", 1)[0] in prefixes:
