@@ -175,6 +175,33 @@ def _configure_export(p: argparse.ArgumentParser) -> None:
     p.add_argument("--compress", choices=COMPRESSIONS, default="none")
     p.add_argument("--conf", action="append", default=[], metavar="K=V", help="Spark configuration, repeatable")
     p.add_argument("--format", choices=["text", "json"], default="text", help="how to print the final counts")
+    p.add_argument("--status-every", type=_seconds, default=30.0, metavar="SECONDS",
+                   help="when stderr is no terminal (a cron or orchestrator log), a line on the running Spark "
+                        "stages every SECONDS (default 30; 0: none); a terminal shows Spark's progress bar")
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= 86_400:  # NaN too
+        raise argparse.ArgumentTypeError(f"a number of seconds from 0 to 86400, got {text!r}")
+    return value
+
+
+def status_every(given: float, *, tty: bool) -> float:
+    """Seconds between stage reports: none on a terminal, which shows Spark's progress bar instead."""
+    return 0.0 if tty else given
+
+
+def _stage_reports(spark, say, *, every: float):
+    """Spark's stages reported every ``every`` seconds (ut46d #2), or nothing for 0."""
+    from contextlib import nullcontext
+
+    from changeprov.spark.status import stage_reports
+
+    return stage_reports(spark.sparkContext, say, every=every) if every else nullcontext()
 
 
 def _run_export(args: argparse.Namespace) -> int:
@@ -221,8 +248,9 @@ def _run_export(args: argparse.Namespace) -> int:
     before = _committed_run(args.out)
     try:
         try:
-            manifest = export(spark, inputs, args.out, family=args.family, mode=args.mode, compress=args.compress,
-                              progress=progress).manifest
+            with _stage_reports(spark, progress, every=status_every(args.status_every, tty=sys.stderr.isatty())):
+                manifest = export(spark, inputs, args.out, family=args.family, mode=args.mode,
+                                  compress=args.compress, progress=progress).manifest
         finally:
             if owned:  # a clean stop: left to the JVM's exit hook, a cluster logs launch failures and FAILED
                 spark.stop()

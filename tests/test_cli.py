@@ -371,6 +371,26 @@ def test_repeatable_options_flags_and_positionals_still_parse():
     assert args.inputs == ["a.jsonl", "b.jsonl"] and args.conf == ["a=1", "b=2"]
 
 
+@pytest.mark.parametrize("given, tty, every", [([], False, 30.0), (["--status-every", "2.5"], False, 2.5),
+                                               (["--status-every", "0"], False, 0.0), ([], True, 0.0),
+                                               (["--status-every", "5"], True, 0.0)])
+def test_export_status_every_is_for_logs_only(given, tty, every):
+    """ut46d #2: a log gets a stage line every --status-every seconds; a terminal Spark's progress bar."""
+    from changeprov.cli import build_parser
+    from changeprov.commands import status_every
+
+    args = build_parser().parse_args(["export", "a.jsonl", "--out", "o", *given])
+    assert status_every(args.status_every, tty=tty) == every
+
+
+@pytest.mark.parametrize("value", ["-1", "nan", "inf", "90000", "soon"])
+def test_export_status_every_refuses_what_is_no_interval(value, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["export", "a.jsonl", "--out", "o", "--status-every", value])
+    assert exc.value.code == 2
+    assert f"argument --status-every: a number of seconds from 0 to 86400, got '{value}'" in capsys.readouterr().err
+
+
 def test_a_single_valued_option_given_twice_alike_is_taken(tmp_path, capsys):
     out = tmp_path / "e.jsonl"
     assert main(["generate", "--events", "5", "--events", "5", "--out", str(out), "--out", str(out)]) == 0

@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -576,6 +577,46 @@ def test_a_sigterm_after_the_commit_is_a_complete_export_not_a_failure(spark, tm
         assert f"export {run}: {tmp_path / 'o'}" in out and "lines read" in out
     else:
         assert code == 2 and err.endswith("changeprov export: terminated\n") and not (tmp_path / "o" / "_SUCCESS").exists()
+
+
+def test_stage_reports_say_how_far_the_running_stages_are(spark):
+    """ut46d #2: with stderr no terminal, the export said nothing during its one Spark job (50-105 s)."""
+    from changeprov.spark.status import stage_line, stage_reports
+
+    said: list[str] = []
+    with stage_reports(spark.sparkContext, said.append, every=0.25):
+        # four tasks of 0.6 s each on two slots: at least 1.2 s of running stage
+        (spark.range(0, 4, numPartitions=4)
+         .selectExpr("reflect('java.lang.Thread', 'sleep', cast(600 as bigint))").collect())
+    assert said, "no report during a job of more than a second"
+    assert all(re.fullmatch(r"Spark stage [0-9]+: [0-9] of 4 tasks done, [0-9] running \([0-9]+ s\)", line)
+               for line in said), said
+    assert stage_line(spark.sparkContext) is None  # nothing runs: nothing to say
+    before = len(said)
+    with stage_reports(spark.sparkContext, said.append, every=0.1):
+        time.sleep(0.5)
+    assert len(said) == before, "a report with no stage running"
+
+
+def test_export_reports_stages_to_a_log(spark, tmp_path, monkeypatch):
+    """With stderr no terminal (here: captured), the export's Spark job is reported every 30 s by default;
+    which interval each case gets is tests/test_cli.py's status_every test."""
+    import changeprov.spark.status as status
+    from changeprov.cli import main
+
+    used: list[float] = []
+    real = status.stage_reports
+
+    def recording(sc, say, *, every):
+        used.append(every)
+        return real(sc, say, every=every)
+
+    monkeypatch.setattr(status, "stage_reports", recording)
+    event = {"id": "r-1", "eventType": "entityCreated", "entityType": "table", "entityId": "t-1",
+             "timestamp": 1_788_249_600_000, "userName": "alice", "currentVersion": 0.1}
+    (tmp_path / "in.jsonl").write_text(json.dumps(event) + "\n")
+    assert main(["export", str(tmp_path / "in.jsonl"), "--out", str(tmp_path / "o")]) == 0
+    assert used == [30.0]
 
 
 def test_export_says_when_a_file_is_compressed_but_named_as_text(spark, tmp_path, capsys):
