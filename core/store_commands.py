@@ -112,6 +112,12 @@ def run_load(args: argparse.Namespace) -> int:
     # able to tell without reading stderr, so it is a finding (exit 1), not success; also when the
     # reader of stdout goes early (ut44c #2)
     args.verdict = 1 if report.warnings else 0
+    if report.stopped is not None:
+        from changeprov.cli import Terminated
+
+        stop = "terminated" if isinstance(report.stopped, Terminated) else "interrupted"
+        _say(f"{stop} while compacting the indexes: the store holds the whole load (a compaction cut short only "
+             "makes lookups slower, until a later load compacts)")
     print(f"loaded {report.files} file(s) into {store.description}: {report.triples_added:,} triples added, "
           f"{report.triples_after:,} in the store, {report.seconds:.2f} s")
     for warning in report.warnings:

@@ -58,6 +58,9 @@ class LoadReport:
     optimize_seconds: float | None = None
     #: what does not agree with the export's manifest.json (the CLI prints them as warnings)
     warnings: list[str] = field(default_factory=list)
+    #: the interrupt (Ctrl-C, the CLI's SIGTERM) that came once the store held the whole load: the
+    #: compaction was stopped or skipped, the triples are all in
+    stopped: KeyboardInterrupt | None = None
 
     @property
     def triples_added(self) -> int:
@@ -423,17 +426,23 @@ def load_export(store: TripleStore, export_dir: str | Path,
             bytes_read = sum(f.result() for f in futures)
     after = store.count()
     store.unmark_loading()  # whole: compaction only makes lookups faster
-    optimize_seconds = None
-    # also when nothing was new: bulk_load wrote a full set of index files all the same, and a nightly
-    # reload of a whole export doubled the store's size until the next load that added triples (ut23 #3)
-    if optimize and store.compacts and bytes_read:
-        progress(f"loaded {after - before:,} new triples in {time.monotonic() - started:.2f} s; compacting the indexes")
-        began = time.monotonic()
-        store.optimize()
-        optimize_seconds = time.monotonic() - began
+    optimize_seconds, stopped = None, None
+    try:
+        # also when nothing was new: bulk_load wrote a full set of index files all the same, and a nightly
+        # reload of a whole export doubled the store's size until the next load that added triples (ut23 #3)
+        if optimize and store.compacts and bytes_read:
+            progress(f"loaded {after - before:,} new triples in {time.monotonic() - started:.2f} s; "
+                     "compacting the indexes")
+            began = time.monotonic()
+            store.optimize()
+            optimize_seconds = time.monotonic() - began
+    except KeyboardInterrupt as exc:
+        # ut46d #4: a SIGTERM while compacting said "terminated", exit 2, of a whole load, and the CLI
+        # then deleted the store it had just created and filled
+        stopped = exc
     report = LoadReport(len(files), bytes_read, before, after, time.monotonic() - started, optimize_seconds,
                         (manifest_warnings(root, files, before=before, after=after) if is_export else [])
-                        + ([running] if running else []))
+                        + ([running] if running else []), stopped)
     progress(f"done: {report.triples_added:,} new triples ({after:,} in the store) from {len(files)} file(s), "
              f"{report.bytes_read:,} bytes in {report.seconds:.2f} s"
              + (f" (compaction {optimize_seconds:.2f} s)" if optimize_seconds is not None else ""))

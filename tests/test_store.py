@@ -445,6 +445,38 @@ def test_a_folder_that_is_not_a_store_is_refused_and_left_alone(tmp_path, capsys
     assert main(["load", str(exp), "--store", str(empty)]) == 0, "an empty folder becomes a new store"
 
 
+@pytest.mark.parametrize("signal_name", ["SIGTERM", "SIGINT"])
+@pytest.mark.parametrize("fresh", [True, False])
+def test_a_load_stopped_while_compacting_keeps_the_whole_store(tmp_path, capsys, monkeypatch, signal_name, fresh):
+    """ut46d #4: a SIGTERM while the indexes were compacted said "terminated", exit 2, of a load whose
+    triples were all in, and a store the load had created was deleted with them."""
+    from changeprov.cli import Terminated
+    from changeprov.sparql.embedded import EmbeddedStore
+
+    exp = make_export(tmp_path / "exp", {"x/2024-03-01/part-00000": NT})
+    store = tmp_path / "st"
+    if not fresh:
+        assert main(["load", str(exp), "--store", str(store), "--no-optimize"]) == 0
+    capsys.readouterr()
+
+    def stopped(self):
+        raise Terminated() if signal_name == "SIGTERM" else KeyboardInterrupt()
+
+    monkeypatch.setattr(EmbeddedStore, "optimize", stopped)
+    assert main(["load", str(exp), "--store", str(store)]) == 0
+    out, err = capsys.readouterr()
+    stop = "terminated" if signal_name == "SIGTERM" else "interrupted"
+    assert (f"[load] {stop} while compacting the indexes: the store holds the whole load (a compaction cut short "
+            "only makes lookups slower, until a later load compacts)") in err
+    triples = len(NT.splitlines())
+    assert f"{triples:,} in the store" in out
+    monkeypatch.undo()
+    with open_store(path=store, read_only=True) as st:
+        assert st.count() == triples
+    assert main(["query", "deleted-entities", "--store", str(store)]) == 0
+    assert "did not finish" not in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("kind", ["memory", "rdflib"])
 def test_memory_stores_load_and_bind(tmp_path, kind):
     exp = make_export(tmp_path / "exp", {"x/2024-03-01/part-00000": NT})
