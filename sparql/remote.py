@@ -70,19 +70,19 @@ def _check_url(url, option: str) -> None:
     """An endpoint URL: http(s) with a host, no space or control character (ut44a #1 #4 #5: a file: URL
     "took" a load, a space was an internal error, HTTP:// was refused saying http://)."""
     if not isinstance(url, str):  # rv42 #5: a TypeError
-        raise ConfigError(f"the URL ({option}) must be a string, got {type(url).__name__}")
+        raise ConfigError(f"{option} must be a URL string, got {type(url).__name__}")
     bad = re.search(r"[\x00-\x20\x7f]|[^\x00-\x7f]", url)
     if bad:  # HTTP sends the URL as ASCII (rv44 #4: a path with é was a UnicodeEncodeError, "a bug")
         what = "space" if bad.group() == " " else "control character" if bad.group() < "\x80" else "non-ASCII character"
-        raise ConfigError(f"the URL ({option}) has a {what} at character {bad.start() + 1}: remove it, or "
+        raise ConfigError(f"the URL of {option} has a {what} at character {bad.start() + 1}: remove it, or "
                           f"percent-encode it (%20 for a space, %C3%A9 for é)")
     try:
         parts = urllib.parse.urlsplit(url)
         parts.port
     except ValueError as exc:  # an unclosed [IPv6 host, a port out of range (rv44 #4)
-        raise ConfigError(f"the URL ({option}) is not a valid URL: {exc}") from None  # shown: it may hold a key
+        raise ConfigError(f"{option} is not a valid URL: {exc}") from None  # shown: it may hold a key
     if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
-        raise ConfigError(f"the URL ({option}) must be an http(s) URL with a host, got {redacted(url)!r}")
+        raise ConfigError(f"{option} must be an http(s) URL with a host, got {redacted(url)!r}")
 
 
 def redacted(url: str) -> str:
@@ -203,9 +203,11 @@ class RemoteStore(TripleStore):
 
     def __init__(self, endpoint: str, *, update_endpoint: str | None = None, graph_store: str | None = None,
                  timeout: float = DEFAULT_TIMEOUT, batch_bytes: int = DEFAULT_BATCH_BYTES):
-        for url, option in ((endpoint, "endpoint=, --endpoint"), (update_endpoint, "update_endpoint=, --update-endpoint"),
-                            (graph_store, "graph_store=, --graph-store")):
-            if url is not None or option.startswith("endpoint"):
+        # named as the CLI user gives them, with the keyword a Python caller gives (ut47a #6: "the URL
+        # (endpoint=, --endpoint)" read as garbled)
+        for url, option in ((endpoint, "--endpoint (endpoint=)"), (update_endpoint, "--update-endpoint (update_endpoint=)"),
+                            (graph_store, "--graph-store (graph_store=)")):
+            if url is not None or option.startswith("--endpoint"):
                 _check_url(url, option)
         for url in (endpoint, update_endpoint, graph_store):
             if url and (urllib.parse.urlsplit(url).username is not None):

@@ -821,16 +821,16 @@ def test_reason_on_an_endpoint_that_fails_midway_says_what_stays_applied(tmp_pat
 
 @pytest.mark.parametrize("option, value, said", [
     # ut44a #1: a file: URL "took" the load and reason's updates, exit 0 with nothing stored
-    ("--update-endpoint", "file:///etc/hostname", "the URL (update_endpoint=, --update-endpoint) must be an http(s) URL with a host"),
-    ("--graph-store", "file:///etc/hostname", "the URL (graph_store=, --graph-store) must be an http(s) URL with a host"),
+    ("--update-endpoint", "file:///etc/hostname", "--update-endpoint (update_endpoint=) must be an http(s) URL with a host"),
+    ("--graph-store", "file:///etc/hostname", "--graph-store (graph_store=) must be an http(s) URL with a host"),
     ("--update-endpoint", "/update", "must be an http(s) URL with a host, got '/update'"),  # was "internal error"
     ("--graph-store", "ftp://127.0.0.1/store", "must be an http(s) URL with a host"),
     # ut44a #4 #6: a space was an internal error (InvalidURL), a trailing one broke the load alone
-    ("--endpoint", "http://127.0.0.1:9/qu ery", "the URL (endpoint=, --endpoint) has a space at character 22"),
+    ("--endpoint", "http://127.0.0.1:9/qu ery", "the URL of --endpoint (endpoint=) has a space at character 22"),
     ("--endpoint", "http://127.0.0.1:9/query ", "has a space at character 25"),
-    ("--endpoint", "http://127.0.0.1:99999/query", "the URL (endpoint=, --endpoint) is not a valid URL: Port out of range"),
+    ("--endpoint", "http://127.0.0.1:99999/query", "--endpoint (endpoint=) is not a valid URL: Port out of range"),
     # rv44 #4: an unclosed IPv6 host and a non-ASCII path were internal errors
-    ("--endpoint", "http://[::1/query", "the URL (endpoint=, --endpoint) is not a valid URL: Invalid IPv6 URL"),
+    ("--endpoint", "http://[::1/query", "--endpoint (endpoint=) is not a valid URL: Invalid IPv6 URL"),
     ("--graph-store", "http://127.0.0.1:9/ds-é/store", "has a non-ASCII character at character 23: remove it, or percent-encode"),
     ("--timeout", "1e12", "timeout must be at most 604,800 seconds (a week)"),
 ])
@@ -1503,7 +1503,7 @@ def test_library_errors_name_the_keyword_as_well_as_the_flag():
     never gave; export's mode/compress/family likewise (checked before Spark is used)."""
     from changeprov.spark.job import export
 
-    with pytest.raises(ConfigError, match=re.escape("the URL (endpoint=, --endpoint) must be an http(s) URL")):
+    with pytest.raises(ConfigError, match=re.escape("--endpoint (endpoint=) must be an http(s) URL")):
         open_store("remote", endpoint="ftp://x")
     for option, says in (({"mode": "replace"}, "mode (--mode) must be one of"),
                          ({"compress": "zip"}, "compress (--compress) must be one of"),
