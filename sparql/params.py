@@ -81,7 +81,7 @@ def _not_epoch_ms(text: str, ms: int) -> str:
     as_ms = terms.xsd_datetime(ms).value
     hint = f"a date? then {text[:4]}-{text[4:6]}-{text[6:]}" if len(text) == 8 else f"epoch seconds? then {text}000"
     return (f"{text!r} as epoch milliseconds is {as_ms}, before any change log; times are ISO-8601 "
-            f"(2024-03-05, 2024-03-05T12:00:00Z) or epoch milliseconds ({hint})")
+            f"(2024-03-05, 2024-03-05T12:00:00Z) or epoch milliseconds ({hint}); 0 is taken, for the start of time")
 
 
 def user_node(value: str) -> ox.NamedNode:
