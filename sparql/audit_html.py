@@ -10,7 +10,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import re
 from collections import defaultdict
 from html import escape
 
@@ -31,7 +30,7 @@ table{border-collapse:collapse;width:100%;font-size:13px}th,td{text-align:left;p
 border-bottom:1px solid #eceff3;vertical-align:top}th{background:#f0f2f5}
 .sev{display:inline-block;border-radius:10px;padding:0 8px;font-size:12px;color:#fff}
 .sev-high{background:#c0392b}.sev-medium{background:#d68910}.sev-low{background:#5d6d7e}.sev-new{background:#1f6feb}
-.ev a{font-family:ui-monospace,Menlo,monospace;font-size:12px;margin-right:6px}
+.ev span{font-family:ui-monospace,Menlo,monospace;font-size:12px;margin-right:6px}
 .muted{color:#6b7685}.name{word-break:break-all}svg text{font-family:system-ui,sans-serif}
 .charts{display:flex;flex-wrap:wrap;gap:24px}.bar:hover{fill:#e67e22}
 """
@@ -64,14 +63,10 @@ def _e(text) -> str:
     return escape(visible(str(text)), quote=True)
 
 
-_WEB = re.compile(r"https?://", re.IGNORECASE)
-
-
 def _link(iri: str, inner: str, *, attrs: str = "") -> str:
-    """``inner`` (HTML) linked to ``iri`` if it is a web address; any other IRI a store holds
-    (``urn:``, or a crafted ``javascript:``) is shown, not linked (rv40 M4)."""
-    if _WEB.match(iri):
-        return f'<a{attrs} href="{_e(iri)}" title="{_e(iri)}">{inner}</a>'
+    """``inner`` (HTML) with ``iri`` shown on hover, never a link: our IRIs and OpenMetadata's name no web
+    page (ut47a #9: a click sent an entity's internal id to open-metadata.org and got a 404), and a
+    crafted one (``javascript:``) must not run (rv40 M4)."""
     return f'<span{attrs} title="{_e(iri)}">{inner}</span>'
 
 
@@ -214,7 +209,7 @@ def lineage_svg(lineage: Lineage, *, svg_id: str = "lineage-graph") -> str:
                 f'C{mid:.1f},{sy:.1f} {mid:.1f},{ty:.1f} {tx:.1f},{ty:.1f}" fill="none" {style} '
                 f'stroke-width="1.6" marker-end="url(#arrow)"><title>{_e(short_name(names[down]))} ← '
                 f'{_e(short_name(names[up]))} ({state})</title></path>')
-        parts.append(f'<a href="{_e(e["edge"])}">{path}</a>' if _WEB.match(e["edge"]) else path)
+        parts.append(path)
     for node in sorted(names):
         x, y = xy(node)
         focus = node == lineage.entity

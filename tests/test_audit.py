@@ -444,14 +444,15 @@ def test_html_is_self_contained_and_escaped(report):
     for kind in report.counts():
         assert f'id="kind-{kind}"' in page
     for ev in {ev for f in report.findings for ev in f.events[:10]}:
-        assert f'href="{ev}"' in page  # every finding links to its evidence events
+        assert f'title="{ev}"' in page  # every finding names its evidence events
     assert "<script>alert" not in page
 
 
-def test_html_links_only_web_addresses(report):
+def test_html_links_to_nothing_outside_the_page(report):
     """rv40 M4: any IRI the store held was a link, a crafted javascript: one too, and the page's CSP
-    ('unsafe-inline' scripts) let a click run it. Now only http(s) IRIs are links, and the one inline
-    script is allowed by its hash."""
+    ('unsafe-inline' scripts) let a click run it; the one inline script is allowed by its hash.
+    ut47a #9: the http(s) IRIs, which name no web page, sent internal ids to open-metadata.org: no IRI
+    is a link, each is shown on hover."""
     import dataclasses
 
     evil = "javascript:alert(document.domain)//x"
@@ -460,7 +461,9 @@ def test_html_links_only_web_addresses(report):
     top = [dict(t, entity=evil) for t in report.top_entities]
     page = render_html(dataclasses.replace(report, findings=[finding], lineage=lineage, top_entities=top))
     assert "href=\"javascript" not in page and f'title="{evil}"' in page
-    assert f'href="{report.findings[0].events[0]}"' in page
+    assert f'title="{report.findings[0].events[0]}"' in page
+    assert set(re.findall(r'href="(.)', page)) == {"#"}, "a link out of the page"
+    assert set(re.findall(r'href="(.)', render_html(report))) == {"#"}, "a link out of the page"
     csp = re.search(r'Content-Security-Policy" content="([^"]*)"', page).group(1)
     assert "script-src 'sha256-" in csp and "'unsafe-inline'" not in csp.split("script-src")[1]
 
