@@ -51,13 +51,15 @@ def map_openmetadata(obj: dict, *, legacy: bool = False) -> Graph:
         entity = _lineage(g, event, state, removed=pattern == "lineage-remove")
     else:
         entity = checked("entityId", om_entity, entity_type, entity_id)
-        g.entity(entity, asset_type=entity_type, fqn=get(obj, "entityFullyQualifiedName", str))
+        g.entity(entity, asset_type=entity_type, fqn=get(obj, "entityFullyQualifiedName", str) or None)
     agent = g.agent(checked("userName", om_named, "user", user)) if user else None
     event_node(g, event, event_type=rule["eventType"], ms=ms, entity=entity, agent=agent,
                lifecycle=rule.get("lifecycle"))
-    g.lit(event, om("eventId"), event_id)
+    # an empty optional text is as absent (ut46c #10): an empty id mints the event IRI an event without
+    # one gets, and an empty userName names no agent, so the text "" was a value of nothing
+    g.lit(event, om("eventId"), event_id or None)
     for key in ("entityId", "entityType", "entityFullyQualifiedName", "userName", "userId"):
-        g.lit(event, om(key), get(obj, key, str))
+        g.lit(event, om(key), get(obj, key, str) or None)
     impersonator = get(obj, "impersonatedBy", str)
     if impersonator:
         g.add(event, om("impersonatedBy"), g.agent(checked("impersonatedBy", om_named, "user", impersonator)))

@@ -174,6 +174,11 @@ def _values(plan: Plan, *, family: str, legacy: bool) -> SimpleNamespace:
                            change_errors=change_errors)
 
 
+def _given(text: Column) -> Column:
+    """An optional text, NULL when empty: the reference's ``or None`` (an empty text is as absent)."""
+    return F.nullif(text, F.lit(""))
+
+
 def _triples(v: SimpleNamespace) -> Column:
     """The event's triples, as an array of N-Triples lines (nulls dropped)."""
     top, k, cd, s, r, d, n = v.top, v.k, v.cd, v.s, v.r, v.d, v.n
@@ -185,12 +190,12 @@ def _triples(v: SimpleNamespace) -> Column:
         *event_triples(ev, event_type=r["rule_iri"], ms=d["ms"], entity=en, agent=agent,
                        lifecycle=r["lifecycle_iri"]),
         *agent_triples(agent),
-        triple(ev, om("eventId"), literal(s["id"])),
+        triple(ev, om("eventId"), literal(_given(s["id"]))),
         triple(ev, om("entityId"), literal(s["entityId"])),
         triple(ev, om("entityType"), literal(s["entityType"])),
-        triple(ev, om("entityFullyQualifiedName"), literal(s["entityFullyQualifiedName"])),
-        triple(ev, om("userName"), literal(user)),
-        triple(ev, om("userId"), literal(s["userId"])),
+        triple(ev, om("entityFullyQualifiedName"), literal(_given(s["entityFullyQualifiedName"]))),
+        triple(ev, om("userName"), literal(_given(user))),
+        triple(ev, om("userId"), literal(_given(s["userId"]))),
         triple(ev, om("impersonatedBy"), imp_agent),
         *agent_triples(imp_agent),
         triple(ev, om("recursive"), F.when(k["recursive"] == "boolean", safe_literal(
@@ -201,7 +206,7 @@ def _triples(v: SimpleNamespace) -> Column:
         triple(ev, om("currentVersion"), safe_literal(current, DECIMAL)),
     ]
     plain_entity = F.when(~d["is_lineage"], F.array(*entity_triples(en, asset_type=s["entityType"],
-                                                                     fqn=s["entityFullyQualifiedName"])))
+                                                                     fqn=_given(s["entityFullyQualifiedName"]))))
     now = iri(minted("version", n["entity"], current))
     before = iri(minted("version", n["entity"], previous))
     versioned = (lifecycle != "om-event:HardDeleted") & previous.isNotNull() & (previous != current)

@@ -427,6 +427,20 @@ def test_an_event_id_with_different_content_keeps_its_first_line_and_quarantines
         om_update("x", event_id="other"))
 
 
+def test_an_empty_optional_text_is_as_absent(tmp_path):
+    """ut46c #10: an empty id or userName was written as the text "" (eventId "", userName ""), though the
+    empty id minted the IRI of an event without one and the empty name named no agent: the same event
+    given once without an id and once with an empty one was quarantined as a duplicate with different content."""
+    event = {"eventType": "entityCreated", "entityType": "table", "entityId": "t-1", "timestamp": 1_788_249_600_000,
+             "userName": "", "userId": "", "entityFullyQualifiedName": "", "currentVersion": 0.1}
+    (tmp_path / "a.jsonl").write_text(json.dumps({**event, "id": ""}) + "\n" + json.dumps(event) + "\n")
+    counts = map_to_files([str(tmp_path / "a.jsonl")], tmp_path / "o.nt", tmp_path / "q.jsonl").as_dict()
+    assert (counts["mapped"], counts["quarantined"], counts["distinct_events"]) == (2, 0, 1)
+    text = (tmp_path / "o.nt").read_text()
+    assert '""' not in text and "performedBy" not in text and "fullyQualifiedName" not in text
+    assert "/om/table/t-1>" in text or "entity/table/t-1>" in text
+
+
 def test_datahub_change_events_that_differ_only_in_parameters_are_two_events(tmp_path):
     """ut14 #1: two owners given one owner type in one edit are two OWNERSHIP MODIFY events that differ
     only in parameters.ownerUrn; the event id left parameters out, so the second was DUPLICATE_EVENT."""

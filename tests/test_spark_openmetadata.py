@@ -89,6 +89,7 @@ HOSTILE: list = [
     _with(BASE, userName="tab\there"), _with(BASE, userName="caf\u00e9 \u65e5\u672c \U0001F600"),
     _with(BASE, userName="\u0085x"), _with(BASE, userName="\ufffd"), _with(BASE, userName="no\u00a0break"),
     _with(BASE, id=""), _with(BASE, id=_DROP), _with(BASE, id=12),
+    _with(BASE, userId=""), _with(CREATED, entityFullyQualifiedName=""),
     _with(BASE, currentVersion="0.2"), _with(BASE, previousVersion="0.1"), _with(BASE, currentVersion=True),
     _with(BASE, currentVersion=1e15), _with(BASE, currentVersion=1e-7), _with(BASE, currentVersion=0.1234567890123456),
     _with(BASE, currentVersion=123456789012345), _with(BASE, currentVersion=-0.0), _with(BASE, currentVersion=2),
