@@ -2162,6 +2162,17 @@ def test_an_fqn_dropped_and_re_created_names_the_entity_not_deleted_with_a_note(
         run_query(_store_of(events, tmp_path / "two"), get_query("entity-history"), {"entity": "svc.db.sch.u2"})
 
 
+def test_who_changed_and_the_history_name_the_bot_that_acted_for_the_user(store):
+    """ut47a #1: who changed the model's tags said david.kim, and nothing said metadata-agent-bot acted
+    for him (corpus line 28: impersonatedBy); only the audit and changes-by-user of the bot told."""
+    rows = run_query(store, "who-changed", {"entity": "mlflow_prod.churn_predictor", "field": "tags"}).dicts()
+    assert [(r["user"].value, r["impersonator"].value) for r in rows] == [("david.kim", "metadata-agent-bot")]
+    history = run_query(store, "entity-history", {"entity": "mlflow_prod.churn_predictor"}).dicts()
+    acted = {(r["user"].value, r["impersonator"] and r["impersonator"].value) for r in history}
+    assert ("david.kim", "metadata-agent-bot") in acted and any(imp is None for _, imp in acted)
+    assert all(r["impersonator"] is None for r in run_query(store, "who-changed", {"entity": OM_ORDERS}).dicts())
+
+
 def test_who_changed_and_changes_by_user(store):
     rows = run_query(store, get_query("who-changed"), {"entity": OM_ORDERS, "field": "tags"})
     assert [(r["user"].value, r["field_name"].value) for r in rows.dicts()] == [
