@@ -119,6 +119,12 @@ _COLUMN_FIELDS = (OM_PREFIX +
                   "FILTER(BOUND(?table) && BOUND(?field)) } ORDER BY ?table ?field")
 
 
+# who dropped a column and when: the events that removed it from its table's schema (ut47a #2)
+_DROPS = (OM_PREFIX +
+          "SELECT ?event ?time ?user_name ?agent WHERE {\n#@bindings\n?event om:timestamp ?time\n"
+          "OPTIONAL { ?event om:userName ?user_name } OPTIONAL { ?event om:performedBy ?agent } }")
+
+
 _NAMES_OF = (OM_PREFIX +
              "SELECT ?node ?fqn ?urn WHERE {\n#@bindings\n"
              "OPTIONAL { ?node om:fullyQualifiedName ?fqn } OPTIONAL { ?node om:urn ?urn } }")
@@ -132,11 +138,14 @@ def _about_column(store: TripleStore, q: NamedQuery, bound: Mapping, notes: list
     column = bound["entity"]
     tables: dict = defaultdict(lambda: (set(), set()))
     schema_fields = set()  # fields whose members are the table's columns: a row there is about one column
+    drops = set()
     for r in store.select(_COLUMN_FIELDS, {"entity": column}).dicts():
         tables[r["table"]][0].add(r["field"].value)
         tables[r["table"]][1].add(r["event"])
         if r["rel"].value != OM_EVENT + "aboutColumn":
             schema_fields.add(r["field"].value)
+        if r["rel"].value == OM_EVENT + "removedSchemaField":
+            drops.add(r["event"])
     names = {column.value}
     for row in store.select(_NAMES_OF, {"node": column}).dicts():
         names |= {row[k].value for k in ("fqn", "urn") if row.get(k) is not None}
@@ -166,8 +175,23 @@ def _about_column(store: TripleStore, q: NamedQuery, bound: Mapping, notes: list
         notes.append("this is a column: " + ("none of its own events answers this; " if has_events else
                                              "it has no events of its own; ") + (
             f"these are the rows of {table_names} about it ({', '.join(about)})" if out
-            else f"{table_names} has no rows about it here"))
+            else f"{table_names} has no rows about it here" + _dropped(store, drops)))
     return Rows(variables, out)
+
+
+def _dropped(store: TripleStore, drops: set) -> str:
+    """``; dropped from the schema at T by U[, …]`` of the events in ``drops``, in time order, or nothing:
+    an empty answer about a dropped column said only that its table had no rows about it (ut47a #2)."""
+    from changeprov.sparql.formats import display_text
+    from changeprov.sparql.params import user_name
+
+    said = set()  # a DataHub drop is told by its MCL and its change event alike
+    for event in drops:
+        for r in store.select(_DROPS, {"event": event}).dicts():
+            user = r["user_name"].value if r.get("user_name") is not None else (
+                user_name(r["agent"].value) if r.get("agent") is not None else "no user named")
+            said.add((_instant(r["time"].value), f"{display_text(r['time'])} by {user}"))
+    return "; dropped from the schema at " + ", at ".join(text for _, text in sorted(said)) if said else ""
 
 
 _HAS_EVENTS = OM_PREFIX + "ASK {\n#@bindings\n?event om:affectsEntity ?entity }"

@@ -2162,6 +2162,20 @@ def test_an_fqn_dropped_and_re_created_names_the_entity_not_deleted_with_a_note(
         run_query(_store_of(events, tmp_path / "two"), get_query("entity-history"), {"entity": "svc.db.sch.u2"})
 
 
+@pytest.mark.parametrize("column, table, drop", [
+    ("mysql_prod.ecommerce.sales.orders.legacy_coupon_code", "mysql_prod.ecommerce.sales.orders",
+     "2026-09-10T08:30:00.000Z by ingestion-bot"),
+    # told by the MCL and the change event alike: said once
+    ("urn:li:schemaField:(urn:li:dataset:(urn:li:dataPlatform:snowflake,analytics.core.fct_orders,PROD),discount)",
+     "urn:li:dataset:(urn:li:dataPlatform:snowflake,analytics.core.fct_orders,PROD)",
+     "2024-03-10T02:30:00.000Z by urn:li:corpuser:datahub")])
+def test_the_state_of_a_dropped_column_says_who_dropped_it_and_when(store, column, table, drop):
+    """ut47a #2: no rows and "its table has no rows about it here", where a hard-deleted entity's note says when."""
+    rows = run_query(store, "entity-state", {"entity": column})
+    assert not rows.rows and rows.notes[-1] == (f"this is a column: it has no events of its own; {table} has no rows "
+                                                f"about it here; dropped from the schema at {drop}"), rows.notes
+
+
 def test_who_changed_and_the_history_name_the_bot_that_acted_for_the_user(store):
     """ut47a #1: who changed the model's tags said david.kim, and nothing said metadata-agent-bot acted
     for him (corpus line 28: impersonatedBy); only the audit and changes-by-user of the bot told."""
