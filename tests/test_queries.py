@@ -2176,6 +2176,25 @@ def test_the_state_of_a_dropped_column_says_who_dropped_it_and_when(store, colum
                                                 f"about it here; dropped from the schema at {drop}"), rows.notes
 
 
+@pytest.mark.parametrize("params, said", [
+    ({"as_of": "2026-09-02T14:59:59.999Z"}, "entityStatus = 'Draft' (until 2026-09-02T15:00:00.000Z)"),
+    ({"version": "0.2"}, "entityStatus = 'Draft' (until 2026-09-02T15:00:00.000Z)"),
+    ({"as_of": "2026-09-02T15:00:00Z"}, None),  # the change itself is in the state
+    ({"as_of": "2026-08-01"}, None),  # before the term was created: it had no values
+    ({}, None)])
+def test_the_state_at_a_past_point_names_the_values_a_later_change_replaced(store, params, said):
+    """ut47a #3: the glossary term as of before its status changed showed owners and synonyms, not its
+    status "Draft", which it had from its creation (corpus line 11) and line 22 replaced (oldValue "Draft")."""
+    rows = run_query(store, "entity-state", {"entity": "BusinessGlossary.Revenue", **params})
+    notes = [n for n in rows.notes if n.startswith("fields no change at or before this point set")]
+    if said is None:
+        assert not notes, rows.notes
+    else:
+        assert notes == ["fields no change at or before this point set, with the value the first later change "
+                         f"replaced (set when the entity was created, or before the log begins): {said}"]
+        assert "entityStatus" not in {r["field"].value for r in rows.dicts()}
+
+
 def test_who_changed_and_the_history_name_the_bot_that_acted_for_the_user(store):
     """ut47a #1: who changed the model's tags said david.kim, and nothing said metadata-agent-bot acted
     for him (corpus line 28: impersonatedBy); only the audit and changes-by-user of the bot told."""
