@@ -726,11 +726,22 @@ def _short(text: str, width: int = 80) -> str:
 
 EMPTY_CHECKS["earlier-values"] = lambda store, bound: _earlier_values(store, bound, None)
 
+_MENTIONED = "ASK {\n#@bindings\n{ ?node ?p ?o } UNION { ?s ?p ?node } }"
+
+
+def _unknown_node(store: TripleStore, bound: Mapping, rows: Rows) -> list[str]:
+    """label's row of a node the store does not hold at all reads as a kind of node (ut47a #8)."""
+    kinds = {r[rows.variables.index("kind")].value for r in rows.rows if r[rows.variables.index("kind")] is not None}
+    if kinds != {"other"} or store.ask(_MENTIONED, {"node": bound["node"]}):
+        return []
+    return [f"the store has no triple with {bound['node'].value}"]
+
+
 #: ``# if-rows: NAME`` checks: rows → notes explaining an answer
 ROW_CHECKS = {"datahub-views": _datahub_views, "impersonations": _impersonations, "clock-skew": _clock_skew,
               "other-identities": _other_identities,
               "former-names": _former_names, "soft-deleted": _soft_deleted, "same-millisecond": _same_millisecond,
-              "deleted-labels": _deleted_labels, "earlier-values": _earlier_values,
+              "deleted-labels": _deleted_labels, "earlier-values": _earlier_values, "unknown-node": _unknown_node,
               "unknown-version": lambda store, bound, _rows: _versions_note(store, bound),
               "no-creation": lambda store, bound, _rows: _no_creation(store, bound)}
 

@@ -2195,6 +2195,19 @@ def test_the_state_at_a_past_point_names_the_values_a_later_change_replaced(stor
         assert "entityStatus" not in {r["field"].value for r in rows.dicts()}
 
 
+def test_label_gives_a_run_its_time_and_says_when_the_store_has_no_such_node(store):
+    """ut47a #8: a run's row had no time though the run has its start; an IRI the store does not hold
+    was kind "other" and nothing more."""
+    runs = store.select("PREFIX prov: <http://www.w3.org/ns/prov#>\n"
+                        "SELECT ?r ?t WHERE { ?r prov:startedAtTime ?t } ORDER BY ?r LIMIT 1").rows
+    (run, started), = runs
+    rows = run_query(store, "label", {"node": run.value})
+    assert [(r["kind"].value, r["time"]) for r in rows.dicts()] == [("run", started)] and not rows.notes
+    nothing = "https://w3id.org/changeprov/id/nothing"
+    rows = run_query(store, "label", {"node": nothing})
+    assert [r["kind"].value for r in rows.dicts()] == ["other"] and rows.notes == [f"the store has no triple with {nothing}"]
+
+
 def test_who_changed_and_the_history_name_the_bot_that_acted_for_the_user(store):
     """ut47a #1: who changed the model's tags said david.kim, and nothing said metadata-agent-bot acted
     for him (corpus line 28: impersonatedBy); only the audit and changes-by-user of the bot told."""
