@@ -259,13 +259,17 @@ def _relationship(obj: dict, payload: dict, rule: dict) -> Graph:
     event = minted("event", "datahub-rel", source, rel_type, destination, operation, str(ms), actor or "")
     g = Graph()
     src = entity_node(g, at + "sourceUrn", source)
-    dst = entity_node(g, at + "destinationUrn", destination)
+    direction = rules()["relationshipLineageTypes"].get(rel_type)
+    # the destination is a node of the graph only as a lineage edge's end: of another relationship
+    # (OwnedBy: a user) nothing links it, and it was typed a metadata entity (ut46c #12); its URN is
+    # in the change's value
+    dst = (entity_node(g, at + "destinationUrn", destination) if direction
+           else checked(at + "destinationUrn", urn, destination))
     agent = actor_node(g, event, at + "auditStamp.actor", actor)
     event_node(g, event, event_type=rule["eventType"], ms=ms, entity=src, agent=agent, operation=op["operation"])
     kind = op["fieldKind"]
     summary = {"destinationUrn": destination, "relationshipType": rel_type, "sourceUrn": source}
     field_change(g, event, kind, 0, rel_type, **({"old": summary} if kind == "deleted" else {"new": summary}))
-    direction = rules()["relationshipLineageTypes"].get(rel_type)
     if direction == "source-is-downstream":
         g.lineage(event, src, dst, removed=operation == "REMOVE")
     elif direction == "source-is-upstream":

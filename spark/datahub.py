@@ -443,7 +443,8 @@ def _relationship_triples(r: Fields, h: dict, event_type: Column) -> Column:
     removed = operation == "REMOVE"
     summary = json_literal(h["summary"])
     return F.concat(F.array(
-        *urn_entity(src, t["sourceUrn"]), *urn_entity(dst, t["destinationUrn"]),
+        # the destination as a node only as a lineage edge's end (the reference's _relationship)
+        *urn_entity(src, t["sourceUrn"]), *(F.when(direction.isNotNull(), x) for x in urn_entity(dst, t["destinationUrn"])),
         *actor_triples(ev, agent, actor),
         *event_triples(ev, event_type=event_type, ms=h["ms"], entity=src, agent=agent, operation=op_term),
         *field_change_triples(h["event"], kind, rel_type, old=F.when(kind == "deleted", summary),

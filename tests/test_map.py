@@ -441,6 +441,25 @@ def test_an_empty_optional_text_is_as_absent(tmp_path):
     assert "/om/table/t-1>" in text or "entity/table/t-1>" in text
 
 
+def test_a_relationship_other_than_lineage_makes_no_node_of_its_destination(tmp_path):
+    """ut46c #12: an OwnedBy change typed its destination (a user) as a metadata entity, a node nothing
+    linked to; the URN is in the change's value. A DownstreamOf destination is the lineage edge's end."""
+    def line(rel_type: str, destination: str) -> str:
+        value = {"sourceUrn": "urn:li:dataset:(urn:li:dataPlatform:hive,a,PROD)", "destinationUrn": destination,
+                 "operation": "ADD", "relationshipType": rel_type,
+                 "auditStamp": {"time": 1_710_036_900_000, "actor": "urn:li:corpuser:svc"}}
+        return json.dumps({"header": {"timestampMillis": 1_710_036_900_000}, "name": "relationshipChangeEvent",
+                           "payload": {"value": json.dumps(value), "contentType": "application/json"}})
+
+    owner, upstream = "urn:li:corpuser:jane", "urn:li:dataset:(urn:li:dataPlatform:hive,b,PROD)"
+    (tmp_path / "a.jsonl").write_text(line("OwnedBy", owner) + "\n" + line("DownstreamOf", upstream) + "\n")
+    counts = map_to_files([str(tmp_path / "a.jsonl")], tmp_path / "o.nt", tmp_path / "q.jsonl").as_dict()
+    assert (counts["mapped"], counts["quarantined"]) == (2, 0)
+    text = (tmp_path / "o.nt").read_text()
+    assert f"<{owner}>" not in text and owner in text  # in the change's JSON value only
+    assert f"<{upstream}> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type>" in text
+
+
 def test_datahub_change_events_that_differ_only_in_parameters_are_two_events(tmp_path):
     """ut14 #1: two owners given one owner type in one edit are two OWNERSHIP MODIFY events that differ
     only in parameters.ownerUrn; the event id left parameters out, so the second was DUPLICATE_EVENT."""
