@@ -226,7 +226,9 @@ def _run_export(args: argparse.Namespace) -> int:
     if sys.stderr.isatty():
         conf.setdefault("spark.ui.showConsoleProgress", "true")
     def progress(msg: str) -> None:
-        print(f"[export] {visible(msg)}", file=sys.stderr, flush=True)
+        # one write per line: the stage reports come from a thread of their own
+        sys.stderr.write(f"[export] {visible(msg)}\n")
+        sys.stderr.flush()
 
     check_out_folder(args.out)
     refuse_if_busy(args.out)

@@ -29,7 +29,7 @@ def stage_line(sc: SparkContext) -> str | None:
     names = ", ".join(str(info.stageId) for info in stages)
     line = (f"Spark stage{'s' if len(stages) > 1 else ''} {names}: {done:,} of {total:,} tasks done, "
             f"{running:,} running")
-    return line + (f", {failed:,} failed (retried)" if failed else "")
+    return line + (f", {failed:,} failed" if failed else "")
 
 
 @contextmanager
