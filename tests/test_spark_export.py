@@ -598,27 +598,6 @@ def test_stage_reports_say_how_far_the_running_stages_are(spark):
     assert len(said) == before, "a report with no stage running"
 
 
-def test_export_reports_stages_to_a_log(spark, tmp_path, monkeypatch):
-    """With stderr no terminal (here: captured), the export's Spark job is reported every 30 s by default;
-    which interval each case gets is tests/test_cli.py's status_every test."""
-    import changeprov.spark.status as status
-    from changeprov.cli import main
-
-    used: list[float] = []
-    real = status.stage_reports
-
-    def recording(sc, say, *, every):
-        used.append(every)
-        return real(sc, say, every=every)
-
-    monkeypatch.setattr(status, "stage_reports", recording)
-    event = {"id": "r-1", "eventType": "entityCreated", "entityType": "table", "entityId": "t-1",
-             "timestamp": 1_788_249_600_000, "userName": "alice", "currentVersion": 0.1}
-    (tmp_path / "in.jsonl").write_text(json.dumps(event) + "\n")
-    assert main(["export", str(tmp_path / "in.jsonl"), "--out", str(tmp_path / "o")]) == 0
-    assert used == [30.0]
-
-
 def test_export_says_when_a_file_is_compressed_but_named_as_text(spark, tmp_path, capsys):
     """ut46a #8: a gzip file named .jsonl gave BAD_ENCODING lines and nothing said why."""
     import gzip
@@ -655,19 +634,26 @@ def test_spark_that_cannot_start_is_a_clear_error_not_a_stack_trace(tmp_path, co
 
 def test_an_exports_stderr_holds_its_own_lines_not_sparks_start_up_banner(tmp_path):
     """ut45e #11: Spark said which log4j profile it took and how to set the log level, and warned of
-    Hadoop's native library, before the export's first progress line."""
+    Hadoop's native library, before the export's first progress line. (Which interval each case of
+    --status-every gets: tests/test_cli.py.)"""
     event = {"id": "b-1", "eventType": "entityCreated", "entityType": "table", "entityId": "t-1",
              "timestamp": 1_788_249_600_000, "userName": "alice", "currentVersion": 0.1}
     (tmp_path / "in.jsonl").write_text(json.dumps(event) + "\n")
     env = {k: v for k, v in os.environ.items() if k not in ("SPARK_CONF_DIR", "SPARK_HOME")}
     proc = subprocess.run([sys.executable, "-m", "changeprov.cli", "export", str(tmp_path / "in.jsonl"),
-                           "--out", str(tmp_path / "o")], capture_output=True, text=True, timeout=300, env=env)
+                           "--out", str(tmp_path / "o"), "--status-every", "0.1"],
+                          capture_output=True, text=True, timeout=300, env=env)
     assert proc.returncode == 0, proc.stderr
     # the JVM's own warning of the incubator module Spark's launcher adds cannot be turned off
     foreign = [line for line in proc.stderr.splitlines()
                if not line.startswith("[export] ") and line != "WARNING: Using incubator modules: jdk.incubator.vector"]
     assert foreign == []
     assert "[export] committing" in proc.stderr
+    # ut46d #2: stderr is no terminal here (a cron log): the running stages are reported, whole lines
+    stages = [line for line in proc.stderr.splitlines() if line.startswith("[export] Spark stage")]
+    assert stages and all(re.fullmatch(r"\[export\] Spark stages? [0-9, ]+: [0-9,]+ of [0-9,]+ tasks done, [0-9,]+ "
+                                       r"running(, [0-9,]+ failed)? \((?:[0-9]+ min )?[0-9]+ s\)", line)
+                          for line in stages), proc.stderr
 
 
 @pytest.mark.parametrize("files, defaults, ours", [
