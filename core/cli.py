@@ -129,7 +129,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if stop is not None:  # py4j's own clean-up after Ctrl-C failed, with the JVM gone
             return _stopped(args.command, stop)
         if os.environ.get(TRACEBACK_ENV):
-            raise
+            # printed, not raised: an uncaught exception exits 1, which means findings (ut47b #1)
+            import traceback
+
+            traceback.print_exc()
         if isinstance(exc, ConnectionRefusedError) and args.command in ("export", "demo"):
             # py4j's gateway, with the JVM gone (ut44e #2: "[Errno 111] Connection refused" after the
             # JVM's out-of-memory handler stopped it)

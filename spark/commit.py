@@ -71,6 +71,22 @@ def _ours(level: str, name: str) -> bool:
                 or (_FOLDERS[level] and _FOLDERS[level].fullmatch(name)))
 
 
+#: what an export or its runs put beside triples/ and quarantine/ (a run's staging folders, the lock,
+#: the record of an overwrite, a file written whole through its partial, the write probe)
+_TOP = re.compile(r"triples|quarantine|manifest\.json|_SUCCESS|_export\.lock|_replacing\.json|_staging-[0-9a-f]{32}.*"
+                  r"|_.+\.partial|\.changeprov-probe-.*|\..+\.crc")
+
+
+def not_an_export(names: list[str]) -> list[str]:
+    """The names of a folder's top level that no export writes, when the folder is no export (no
+    manifest.json, no _SUCCESS): an export into a pyoxigraph store or into the folder of its own input
+    files wrote beside them and exited 0 (ut47b #3). Beside a committed export, a user's own files
+    stay (no run touches that level)."""
+    if "manifest.json" in names or "_SUCCESS" in names:
+        return []
+    return [n for n in names if not _TOP.fullmatch(n)]
+
+
 def foreign_files(fs: FileSystem) -> list[str]:
     """What an export never writes among the files a run deletes or moves into (``manifest.json``,
     ``triples/``, ``quarantine/``): an overwrite deleted a user's ``triples/mine/data.ttl`` and own
@@ -79,7 +95,7 @@ def foreign_files(fs: FileSystem) -> list[str]:
     ones; with a manifest, ``triples/`` is checked two levels down (a listing per source family, not per
     date folder: an object store lists slowly), without one, its date folders too. A manifest.json that
     is not JSON is a damaged export's (a run killed while writing it), which an overwrite replaces."""
-    found = []
+    found = not_an_export(fs.names())
     manifest = fs.exists("manifest.json")
     if manifest:
         if _run_manifest(fs.read_text("manifest.json")) is False:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -436,6 +437,9 @@ def _discard_staging(spark: SparkSession, fs: FileSystem, run_id: str, group: st
         pass
 
 
+_HADOOP_SPECIAL = re.compile(r"[:\[\]{}*?\\]")
+
+
 def check_out_folder(out: str) -> None:
     """Refuse a local ``out`` that is a file, under one, or an export's own triples/quarantine folder:
     Spark would fail only after mapping everything (the command checks it before Spark starts, and
@@ -443,10 +447,25 @@ def check_out_folder(out: str) -> None:
     path = local_out(out)
     if path is None:
         return  # another file system: Hadoop's business
+    # ut47b #1 #2: Hadoop reads a ':' in a path's name as a URI scheme and [ ] { } * ? \ as a pattern when
+    # the run reads its staged files back: "internal error" at the commit, after the whole job
+    odd = _HADOOP_SPECIAL.search(str(Path(os.path.abspath(path))))
+    if odd:
+        raise InputError(f"--out {out}: the folder's path holds {odd.group()!r}, which Hadoop reads as "
+                         f"{'a URI scheme' if odd.group() == ':' else 'a file name pattern'} where the export reads "
+                         "its own files back: choose a folder whose path has none of : [ ] { } * ? \\")
     if path.name in ("triples", "quarantine") and (path.parent / "manifest.json").is_file():
         # ut9a #3: its own _SUCCESS made it look like an export to replace, inside the real one
         raise InputError(f"--out {out} is the {path.name} folder of the export {path.parent}: give the export's "
                          "folder itself")
+    if path.is_dir():
+        from changeprov.spark.commit import not_an_export
+
+        foreign = not_an_export(sorted(os.listdir(path)))
+        if foreign:
+            shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
+            raise InputError(f"--out {out} holds files that no changeprov export writes ({shown}): it is no export "
+                             "folder; give a new or empty folder, or an earlier export's")
     for where in (path, *path.parents):
         if where.exists():
             if not where.is_dir():
@@ -505,7 +524,7 @@ def _export(spark: SparkSession, inputs: Sequence[str], out: str, fs: FileSystem
         progress(f"{out} holds a committed export ({describe_replaced(replaces)}): this run replaces it; "
                  "--mode append adds to it instead")
 
-    progress(f"reading {len(inputs)} input(s)")
+    progress(f"reading {len(inputs)} input file(s)")
     try:
         found = find_boms(spark, inputs)
         lines = read_lines(spark, found.plain, found.bom)

@@ -54,10 +54,12 @@ def test_an_unexpected_error_is_exit_2_in_one_line(error, said, tmp_path, monkey
     assert main(["map", str(tmp_path / "x.jsonl"), "--out", str(tmp_path / "o.nt"),
                  "--quarantine", str(tmp_path / "q.jsonl")]) == 2
     assert capsys.readouterr().err.strip() == said
-    monkeypatch.setenv("CHANGEPROV_TRACEBACK", "1")  # the traceback, on request
-    with pytest.raises(type(error)):
-        main(["map", str(tmp_path / "x.jsonl"), "--out", str(tmp_path / "o.nt"),
-              "--quarantine", str(tmp_path / "q.jsonl")])
+    monkeypatch.setenv("CHANGEPROV_TRACEBACK", "1")  # the traceback, on request, still exit 2 (ut47b #1: it was 1)
+    assert main(["map", str(tmp_path / "x.jsonl"), "--out", str(tmp_path / "o.nt"),
+                 "--quarantine", str(tmp_path / "q.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("Traceback (most recent call last):") and f"{type(error).__name__}" in err
+    assert err.strip().endswith(said)
 
 
 @pytest.mark.parametrize("family, warned", [("openmetadata", True), ("datahub-ece", False), ("auto", False)])
@@ -113,6 +115,49 @@ def test_export_into_the_triples_folder_of_an_export_is_refused(tmp_path, capsys
     assert capsys.readouterr().err.strip() == (
         f"changeprov export: error: --out {tmp_path / 'exp' / 'triples'} is the triples folder of the export "
         f"{tmp_path / 'exp'}: give the export's folder itself")
+
+
+@pytest.mark.parametrize("names, said", [
+    (["in.jsonl"], "in.jsonl"),  # the folder of its own input (ut47b #3)
+    (["CURRENT", "LOCK", "MANIFEST-000005", "000004.log"], "000004.log, CURRENT, LOCK and 1 more"),  # a pyoxigraph store
+    (["notes.txt", "_export.lock", "_staging-" + "0" * 32], "notes.txt")])
+def test_export_into_a_folder_of_other_files_is_refused_before_spark_starts(tmp_path, capsys, names, said):
+    """ut47b #3: an export into a pyoxigraph store or into its input's folder wrote beside their files
+    and exited 0 (the input folder then failed every later run that read it)."""
+    out = tmp_path / "out"
+    out.mkdir()
+    for name in names:
+        (out / name).write_text("x\n")
+    (tmp_path / "in.jsonl").write_text("{}\n")
+    before = sorted(p.name for p in out.iterdir())
+    assert main(["export", str(tmp_path / "in.jsonl"), "--out", str(out)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"changeprov export: error: --out {out} holds files that no changeprov export writes ({said}): it is no "
+        "export folder; give a new or empty folder, or an earlier export's")
+    assert sorted(p.name for p in out.iterdir()) == before
+
+
+def test_files_beside_a_committed_export_stay_allowed(tmp_path):
+    from changeprov.spark.commit import not_an_export
+
+    assert not_an_export(["README.md", "manifest.json", "_SUCCESS", "triples", "quarantine"]) == []
+    assert not_an_export(["_SUCCESS", "notes.txt"]) == []
+    assert not_an_export([]) == [] and not_an_export(["_temporary"]) == ["_temporary"]
+
+
+@pytest.mark.parametrize("name, char, what", [("O[1]", "[", "a file name pattern"), ("a{b,c}", "{", "a file name pattern"),
+                                              ("q?", "?", "a file name pattern"), ("x:y", ":", "a URI scheme"),
+                                              ("back\\slash", "\\", "a file name pattern")])
+def test_export_refuses_an_out_folder_hadoop_would_read_as_a_pattern(tmp_path, capsys, monkeypatch, name, char, what):
+    """ut47b #1 #2: such an --out failed at the commit, after the whole job, as "internal error"."""
+    (tmp_path / "in.jsonl").write_text("{}\n")
+    monkeypatch.chdir(tmp_path)
+    for out in (str(tmp_path / name), name):  # also relative: Hadoop makes it absolute
+        assert main(["export", str(tmp_path / "in.jsonl"), "--out", out]) == 2
+        assert capsys.readouterr().err.strip() == (
+            f"changeprov export: error: --out {out}: the folder's path holds {char!r}, which Hadoop reads as {what} "
+            "where the export reads its own files back: choose a folder whose path has none of : [ ] { } * ? \\")
+        assert not (tmp_path / name).exists()
 
 
 def _corrupt_gzip(data: bytes) -> bytes:
