@@ -74,6 +74,18 @@ def print_counts(counts: dict, *, title: str) -> None:
         print(f"  {name:<{width}}  {n:>10,}")
 
 
+def no_lines_warning(counts: dict) -> str | None:
+    """Inputs without a line (empty files): a nightly job fed an empty file by a broken upstream
+    reported success without a word (ut47b #7).
+
+    >>> no_lines_warning({"lines_read": 0})
+    'the inputs hold no line (empty files?): nothing was mapped'
+    >>> no_lines_warning({"lines_read": 3}) is None
+    True
+    """
+    return "the inputs hold no line (empty files?): nothing was mapped" if counts.get("lines_read") == 0 else None
+
+
 def other_families_note(counts: dict, family: str) -> str | None:
     """With --family, the lines of other families are quarantined (UNKNOWN_FAMILY): say how many, or a
     wrong --family on a log reads as a successful run (ut43b #5).
@@ -122,7 +134,7 @@ def _run_map(args: argparse.Namespace) -> int:
     else:
         print_counts(counts.as_dict(), title=f"reference mapper: {args.out}")
     for warning in (*framing_warnings(expand_inputs(args.inputs)), other_families_note(counts.as_dict(), args.family),
-                    early_days_warning(counts.days)):
+                    early_days_warning(counts.days), no_lines_warning(counts.as_dict())):
         if warning:
             print(f"changeprov map: warning: {visible(warning)}", file=sys.stderr)
     return 0
@@ -248,6 +260,10 @@ def _run_export(args: argparse.Namespace) -> int:
     owned = SparkSession.getActiveSession() is None
     spark = get_session(master=args.master or None, app_name="changeprov-export", conf=conf)
     before = _committed_run(args.out)
+    from changeprov.spark.fs import local_out
+
+    folder = local_out(args.out)
+    created = folder is not None and not folder.exists()
     try:
         try:
             with _stage_reports(spark, progress, every=status_every(args.status_every, tty=sys.stderr.isatty())):
@@ -261,11 +277,19 @@ def _run_export(args: argparse.Namespace) -> int:
         # job that ran it again appended the night twice
         manifest = _committed_run(args.out)
         if manifest is None or manifest.get("run_id") == (before or {}).get("run_id"):
+            if before is not None and manifest is None:
+                # ut47b #5: stopped while committing (it removes _SUCCESS first); the log said "terminated" only
+                progress(f"{args.out} holds no committed export now (this run had begun to commit): run the export "
+                         "again, which finishes or undoes what this run began; until then `load` refuses the folder")
+            _remove_if_empty(folder if created else None)
             raise
         from changeprov.cli import Terminated
 
         stop = "terminated" if isinstance(exc, Terminated) else "interrupted"
         progress(f"{stop} after run {manifest['run_id']} was committed: the export is complete")
+    except BaseException:
+        _remove_if_empty(folder if created else None)  # ut47b #7: a failed run left an empty --out folder
+        raise
     if args.format == "json":
         print(json.dumps(manifest, indent=2, sort_keys=True))
     else:
@@ -282,10 +306,19 @@ def _run_export(args: argparse.Namespace) -> int:
     from changeprov.mapping.inputs import framing_warnings
 
     for warning in (*framing_warnings(inputs), other_families_note(manifest["counts"], args.family),
-                    early_days_warning(partition_days(manifest.get("files", [])))):
+                    early_days_warning(partition_days(manifest.get("files", []))), no_lines_warning(manifest["counts"])):
         if warning:
             print(f"changeprov export: warning: {visible(warning)}", file=sys.stderr)
     return 0 if manifest["counts"]["balanced"] else 2
+
+
+def _remove_if_empty(folder) -> None:
+    """The --out folder a failed or stopped run created, removed when nothing is in it."""
+    if folder is not None:
+        try:
+            folder.rmdir()
+        except OSError:  # not empty (a run's leftovers, for the next run to find), or gone
+            pass
 
 
 def _committed_run(out: str) -> dict | None:

@@ -141,6 +141,29 @@ def lock_holder(root: Path) -> dict | None:
     return held
 
 
+def dead_run(root: Path) -> str | None:
+    """What a dead export run left beside a committed export (its lock, of a process of this host
+    that no longer runs; its top-level staging folders), said for a load, or None. With _SUCCESS there,
+    the committed runs are whole: a run removes _SUCCESS before it moves anything (ut47b #4: a load
+    after an append was kill -9'd refused the committed runs, exit 2)."""
+    if not (root / "_SUCCESS").is_file():
+        return None
+    try:
+        held = lock_fields((root / LOCK).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        held = None
+    gone = held is not None and held.get("host") == socket.gethostname() and not alive(held.get("pid"))
+    staging = sorted(p.name for p in root.iterdir() if p.name.startswith("_staging-") and p.is_dir()
+                     and not (held and not gone and p.name.startswith(f"_staging-{held.get('run_id')}")))
+    if not gone and not staging:
+        return None
+    left = ([f"its lock ({describe_holder(held)}; that process no longer runs)"] if gone else []) + (
+        [f"{len(staging)} staging folder(s) ({', '.join(staging[:2])}{' …' if len(staging) > 2 else ''})"]
+        if staging else [])
+    return (f"an export run into {root} died and left {' and '.join(left)}: this load has the runs committed "
+            "before it; the next export into the folder removes what it left")
+
+
 def partition_days(files: list[str]) -> set[str]:
     """The days of a run's part files (``triples/source=S/date=YYYY-MM-DD/part-…``).
 

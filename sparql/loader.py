@@ -39,7 +39,7 @@ from typing import Callable, Iterator
 import pyoxigraph as ox
 
 from changeprov.errors import ChangeprovError, InputError
-from changeprov.exportlayout import (lock_holder, manifest_runs, parse_manifest, run_ids, running_export,
+from changeprov.exportlayout import (dead_run, lock_holder, manifest_runs, parse_manifest, run_ids, running_export,
                                      written_by_a_run)
 from changeprov.mapping.inputs import HADOOP_ONLY_CODECS, READ_ERRORS, codec_of, local_path, open_input
 from changeprov.sparql.stores import NTriplesSyntaxError, TripleStore, shift_lines
@@ -88,6 +88,8 @@ def committed_partitions(export_dir: str | Path) -> list[Path]:
     writing = f"_staging-{held.get('run_id')}" if held else None
     leftovers = sorted(str(p.relative_to(root)) for p in root.rglob("*")
                        if p.name.startswith(LEFTOVER_PREFIXES) and p.relative_to(root).parts[0] != writing)
+    if leftovers and dead_run(root) is not None and all(Path(x).parts[0].startswith("_staging-") for x in leftovers):
+        leftovers = []  # a dead run's staging beside a committed export: load_export warns of it
     if leftovers:
         committed = (root / "_SUCCESS").is_file()
         raise InputError(f"{root} holds leftovers of an unfinished or killed export run: "
@@ -376,6 +378,7 @@ def load_export(store: TripleStore, export_dir: str | Path,
     given = export_root(export_dir)
     # before the files: a run that commits meanwhile may be in them, or not
     running = running_export(given) if given.is_dir() else None
+    dead = dead_run(given) if given.is_dir() else None
     files, root, is_export = loadable_files(given)
     started = time.monotonic()
     before = store.count()
@@ -442,7 +445,7 @@ def load_export(store: TripleStore, export_dir: str | Path,
         stopped = exc
     report = LoadReport(len(files), bytes_read, before, after, time.monotonic() - started, optimize_seconds,
                         (manifest_warnings(root, files, before=before, after=after) if is_export else [])
-                        + ([running] if running else []), stopped)
+                        + ([running] if running else []) + ([dead] if dead else []), stopped)
     progress(f"done: {report.triples_added:,} new triples ({after:,} in the store) from {len(files)} file(s), "
              f"{report.bytes_read:,} bytes in {report.seconds:.2f} s"
              + (f" (compaction {optimize_seconds:.2f} s)" if optimize_seconds is not None else ""))

@@ -577,6 +577,31 @@ def test_a_sigterm_after_the_commit_is_a_complete_export_not_a_failure(spark, tm
         assert f"export {run}: {tmp_path / 'o'}" in out and "lines read" in out
     else:
         assert code == 2 and err.endswith("changeprov export: terminated\n") and not (tmp_path / "o" / "_SUCCESS").exists()
+        assert not (tmp_path / "o").exists(), "the folder the run created, empty, stays (ut47b #7)"
+
+
+def test_a_stop_while_committing_says_the_folder_needs_another_run(spark, tmp_path, capsys, monkeypatch):
+    """ut47b #5: SIGTERM while committing (the commit removes _SUCCESS first) said only "terminated";
+    `load` alone told later that only a run that commits makes the folder loadable again."""
+    import changeprov.spark.job as job
+    from changeprov.cli import Terminated, main
+
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / "manifest.json").write_text(json.dumps({"run_id": "ab" * 16}))
+    (out / "_SUCCESS").write_text("")
+
+    def stopped(*_args, **_kwargs):
+        (out / "_SUCCESS").unlink()
+        raise Terminated()
+
+    monkeypatch.setattr(job, "export", stopped)
+    (tmp_path / "in.jsonl").write_text("{}\n")
+    assert main(["export", str(tmp_path / "in.jsonl"), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.endswith(f"[export] {out} holds no committed export now (this run had begun to commit): run the export "
+                        "again, which finishes or undoes what this run began; until then `load` refuses the folder\n"
+                        "changeprov export: terminated\n"), err
 
 
 def test_stage_reports_say_how_far_the_running_stages_are(spark):

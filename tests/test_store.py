@@ -55,10 +55,12 @@ def _all(store) -> set:
 # ----------------------------------------------------------------------------- refusals
 
 
-@pytest.mark.parametrize("leftover", ["_temporary", "_staging-20240301-abc", "triples/.spark-staging-7",
-                                      "triples/source=x/date=2024-03-01/_temporary"])
-def test_loader_refuses_leftovers(tmp_path, leftover):
-    exp = make_export(tmp_path / "exp", {"x/2024-03-01/part-00000": NT})
+@pytest.mark.parametrize("leftover, success", [("_temporary", True), ("_staging-20240301-abc", False),
+                                               ("triples/.spark-staging-7", True),
+                                               ("triples/source=x/date=2024-03-01/_temporary", True)])
+def test_loader_refuses_leftovers(tmp_path, leftover, success):
+    """A dead run's staging folder beside a committed export is a warning instead (test_cli's lock test)."""
+    exp = make_export(tmp_path / "exp", {"x/2024-03-01/part-00000": NT}, success=success)
     (exp / leftover).mkdir(parents=True)
     with pytest.raises(InputError, match="leftovers of an unfinished or killed export run.*" + leftover.split("/")[-1][:8]):
         committed_partitions(exp)
@@ -81,8 +83,13 @@ def test_a_manifest_without_sizes_is_said_to_be_wrong_not_the_files(tmp_path):
 
 def test_leftovers_of_a_run_killed_while_committing_need_a_run_that_commits(tmp_path):
     """ut23 #6: the message said to remove them, and the folder, without _SUCCESS, stayed refused."""
+    from changeprov.exportlayout import dead_run
+
     exp = make_export(tmp_path / "exp", {"x/2024-03-01/part-00000": NT})
     (exp / "_staging-abc").mkdir()
+    # beside _SUCCESS a dead run's staging is said, and the committed export loads (ut47b #4)
+    assert committed_partitions(exp) and "1 staging folder(s) (_staging-abc)" in dead_run(exp)
+    (exp / "_temporary").mkdir()  # what no run of ours leaves there
     with pytest.raises(InputError, match=r"re-run the export that died, with its inputs and --mode: it removes them; "
                                          r"or remove them once"):
         committed_partitions(exp)
@@ -1340,12 +1347,25 @@ def test_a_load_while_an_export_writes_into_the_folder_says_so(tmp_path, capsys)
     finally:
         sleeper.kill()
         sleeper.wait()
-    # the same lock, its process gone: a dead run's, which the next export takes over; its staging is
-    # a leftover then
-    assert main(["load", str(exp), "--store", str(tmp_path / "db2")]) == 2
-    assert "leftovers of an unfinished or killed export run: _staging-abab" in capsys.readouterr().err
+    # the same lock, its process gone: a dead run's, which the next export takes over. Beside a committed
+    # export (_SUCCESS: a run removes it before it moves anything) the committed runs load, with a
+    # warning, exit 1 (ut47b #4: exit 2, "leftovers", though the export knew the run was dead)
+    dead = (f"an export run into {exp} died and left its lock (run abababababab, pid {sleeper.pid} on "
+            f"{socket.gethostname()}, started 2026-11-26T20:55:24.000Z; that process no longer runs)")
+    assert main(["load", str(exp), "--store", str(tmp_path / "db2")]) == 1
+    err = capsys.readouterr().err
+    assert (f"{dead} and 1 staging folder(s) (_staging-{lock['run_id']}): this load has the runs committed before "
+            "it; the next export into the folder removes what it left") in err, err
     shutil.rmtree(exp / f"_staging-{lock['run_id']}")
-    assert main(["load", str(exp), "--store", str(tmp_path / "db2")]) == 0
+    assert main(["load", str(exp), "--store", str(tmp_path / "db3")]) == 1
+    assert f"{dead}: this load has the runs committed before it" in capsys.readouterr().err
+    (exp / "_export.lock").unlink()
+    assert main(["load", str(exp), "--store", str(tmp_path / "db4")]) == 0
+    # without _SUCCESS (it died while committing) the folder is refused, as before
+    (exp / f"_staging-{lock['run_id']}").mkdir()
+    (exp / "_SUCCESS").unlink()
+    assert main(["load", str(exp), "--store", str(tmp_path / "db5")]) == 2
+    assert "leftovers of an unfinished or killed export run: _staging-abab" in capsys.readouterr().err
 
 
 def test_https_to_a_server_that_never_answers_the_handshake_says_so():
