@@ -491,7 +491,8 @@ def read_before(out: str, inputs: Sequence[str]) -> list[str]:
     except (OSError, InputError):  # the run itself will say
         return []
     seen = {i for run in manifest_runs(manifest) for i in run.get("inputs") or [] if isinstance(i, str)}
-    return sorted(set(inputs) & seen)
+    # a manifest names its inputs as quarantine records do (before stop 47: as given to Hadoop, escaped)
+    return sorted({display_input(i) for i in inputs if i in seen or display_input(i) in seen})
 
 
 def _export(spark: SparkSession, inputs: Sequence[str], out: str, fs: FileSystem, run_id: str, started: float, *,
@@ -562,8 +563,8 @@ def _export(spark: SparkSession, inputs: Sequence[str], out: str, fs: FileSystem
     quarantine_rows = _number_quarantine(spark, fs, staging, stats["splits"], found.bom_only, inputs)
     manifest = {
         "run_id": run_id, "tool": "changeprov", "tool_version": __version__, "ontology_version": VERSION_IRI,
-        "started": iso_seconds(started), "finished": None, "inputs": list(inputs), "mode": mode, "family": family,
-        "compress": compress, "counts": counts,
+        "started": iso_seconds(started), "finished": None, "inputs": [display_input(i) for i in inputs],
+        "mode": mode, "family": family, "compress": compress, "counts": counts,
     }
     if replaces:
         manifest["replaced"] = replaces

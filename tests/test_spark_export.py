@@ -209,7 +209,9 @@ def test_overwrite_is_idempotent_and_append_adds_only_new_partitions(spark, mixe
     # ut23 #5: appending an input a run read already is said before Spark starts
     from changeprov.spark.job import read_before
 
-    assert read_before(str(out), resolve_inputs([str(more), str(path)])) == sorted(resolve_inputs([str(more), str(path)]))
+    assert read_before(str(out), resolve_inputs([str(more), str(path)])) == sorted([display_name(more), display_name(path)])
+    # ut47b #7: the manifest names its inputs as quarantine records do, not as Hadoop reads them (escaped)
+    assert manifest["inputs"] == [display_name(more)] and manifest["previous_runs"][0]["inputs"] == [display_name(path)]
     assert read_before(str(tmp_path / "no-export"), ["file:///x.jsonl"]) == []
     assert (out / "_SUCCESS").exists()
     # each run lists the part files it wrote, so that load tells a missing or added one (ut7b #6)
