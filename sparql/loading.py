@@ -51,6 +51,8 @@ def unfinished(store: Path) -> str | None:
         return None
     except (OSError, ValueError):
         info = {}
+    if not isinstance(info, dict):  # rv47: a mark of other JSON ([1]) made every command a bug
+        info = {}
     export, started = info.get("export", "an export"), info.get("started", "at an unknown time")
     if _running(info):
         return (f"a `changeprov load` of {export} into {store} is running (pid {info['pid']}, started "

@@ -283,6 +283,46 @@ def test_load_progress_is_a_few_whole_lines_not_one_per_file(tmp_path, capsys, m
     assert load("seconds") == []
 
 
+def test_a_one_run_export_loaded_beside_other_data_gives_no_count_warning(tmp_path, capsys):
+    """rv47 L3: the run's triple count is compared with the store only when the store was empty: beside
+    other data a nightly load of another export would say the counts differ, exit 1."""
+    import json
+
+    exp = make_export(tmp_path / "exp", {"x/2024-03-01/part-00000": NT})
+    name = "triples/source=x/date=2024-03-01/part-00000.nt"
+    (exp / "manifest.json").write_text(json.dumps({"run_id": "cd" * 16, "counts": {"triples": 2}, "files": [name],
+                                                   "file_bytes": {name: len(NT)}}))
+    assert main(["load", str(exp), "--store", str(tmp_path / "db")]) == 0
+    with open_store(path=tmp_path / "other", create=True) as other:
+        other.load_ntriples(io.BytesIO(b"<http://ex.org/z> <http://ex.org/p> <http://ex.org/z> .\n"))
+    capsys.readouterr()
+    assert main(["load", str(exp), "--store", str(tmp_path / "other")]) == 0
+    assert "warning" not in capsys.readouterr().err
+    (exp / "manifest.json").write_text(json.dumps({"run_id": "cd" * 16, "counts": {"triples": 3}, "files": [name],
+                                                   "file_bytes": {name: len(NT)}}))
+    assert main(["load", str(exp), "--store", str(tmp_path / "db2")]) == 1  # an empty store: the count is checked
+    assert "the store holds 2 triples, the export run of manifest.json wrote 3" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("mark", ["", "{", "[1]", "\xff"])
+def test_a_damaged_load_mark_is_an_unfinished_load_not_an_error(tmp_path, mark):
+    """rv47 LD2: the mark file of a load killed while writing it must not make every command fail."""
+    from changeprov.sparql.loading import MARK, unfinished
+
+    (tmp_path / MARK).write_bytes(mark.encode("latin-1"))
+    said = unfinished(tmp_path)
+    assert said is not None and "did not finish" in said and "load it again" in said
+
+
+@pytest.mark.parametrize("endpoint, update, store_url", [
+    ("http://h:3030/ds/sparql?apikey=k", "http://h:3030/ds/update?apikey=k", "http://h:3030/ds/data?apikey=k"),
+    ("http://h:7878/query", "http://h:7878/update", "http://h:7878/store")])
+def test_the_update_and_graph_store_urls_of_the_common_servers(endpoint, update, store_url):
+    """rv47 R1: Fuseki's Graph Store is /DATASET/data, oxigraph's /store (a load to the wrong one is a 404)."""
+    store = RemoteStore(endpoint)
+    assert (store.update_endpoint, store.graph_store) == (update, store_url)
+
+
 BAD = {"x/2024-03-09/part-00000": b"<bad iri> <http://ex.org/p> 1 .\n"}
 
 
@@ -583,6 +623,18 @@ BAD_LINES = {  # a bad line, and where the engine's message must point once it n
     "iri": (b'<http://ex.org/c> <http://ex.org/p> <bad iri> .\n', "at line 3 between columns 37 and 46: Invalid IRI"),
     "unterminated": (b'<http://ex.org/c> <http://ex.org/p> "open\n', "at line 3 column 42: Line jumps are not allowed"),
 }
+
+
+def test_a_bad_last_line_without_its_newline_is_named_in_its_own_file(tmp_path):
+    """rv47 L2: a file's last line, with no newline after it, is still that file's (the stream puts one
+    between files), not line 0 of the next."""
+    bad, where = BAD_LINES["iri"]
+    exp = make_export(tmp_path / "exp", {"x/2024-03-01/part-00000": NT + bad.rstrip(b"\n"),
+                                         "x/2024-03-02/part-00000": NT})
+    with open_store("embedded", path=tmp_path / "db", create=True) as store, pytest.raises(NTriplesSyntaxError) as err:
+        load_export(store, exp, jobs=1)
+    assert (err.value.source, err.value.line) == ("triples/source=x/date=2024-03-01/part-00000.nt", 3)
+    assert str(err.value).startswith(f"invalid N-Triples in triples/source=x/date=2024-03-01/part-00000.nt: {where}")
 
 
 @pytest.mark.parametrize("kind", ["embedded-1", "embedded-3", "memory"])
@@ -1315,6 +1367,14 @@ def test_a_query_sent_to_the_update_url_hints_at_the_query_url(tmp_path, capsys)
         assert main(["query", "deleted-entities", "--endpoint", url.rsplit("/", 1)[0] + "/update"]) == 2
     err = capsys.readouterr().err
     assert "/update refused the query: " in err and "is it the SPARQL query URL? --endpoint takes that" in err, err
+
+
+@pytest.mark.parametrize("path, hinted", [("/ds/data", True), ("/store", True), ("/ds/statements", True),
+                                          ("/query", False), ("/ds/sparql", False)])
+def test_the_query_url_hint_names_the_servers_other_urls(path, hinted):
+    """rv47 R8: Fuseki's /DATASET/data (its Graph Store) given as --endpoint gets the hint too."""
+    said = RemoteStore("http://127.0.0.1:9" + path)._not_query_url()
+    assert said.startswith("; is it the SPARQL query URL?") if hinted else said == ""
 
 
 def test_an_endpoint_says_where_a_query_is_wrong(tmp_path, capsys):
