@@ -58,6 +58,15 @@ MAX_JOBS = 64
 
 
 def _jobs(text: str) -> int | None:
+    """``--jobs``: a count of load groups up to MAX_JOBS, or auto (None).
+
+    >>> _jobs("64"), _jobs("auto"), _jobs("1")
+    (64, None, 1)
+    >>> _jobs("65")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected a whole number of at least 1 and at most 64, or auto: '65'
+    """
     if text == "auto":
         return None
     try:

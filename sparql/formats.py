@@ -82,8 +82,8 @@ def display_value(term) -> str:
 
     >>> display_value(ox.Literal("2024-01-13T08:29:05.5Z", datatype=XSD_DATETIME))
     '2024-01-13T08:29:05.500Z'
-    >>> display_value(ox.Literal("2", datatype=XSD_DECIMAL))
-    '2.0'
+    >>> display_value(ox.Literal("2", datatype=XSD_DECIMAL)), display_value(ox.Literal("-2", datatype=XSD_DECIMAL))
+    ('2.0', '-2.0')
     """
     text = display_text(term)
     if isinstance(term, ox.Literal) and term.datatype == XSD_DECIMAL and re.fullmatch(r"-?[0-9]+", text):
@@ -92,6 +92,11 @@ def display_value(term) -> str:
 
 
 def term_json(term) -> dict:
+    """A term as SPARQL 1.1 Query Results JSON gives it.
+
+    >>> term_json(ox.Literal("x", language="en")), term_json(ox.Literal("1", datatype=XSD_DECIMAL))["datatype"][-7:]
+    ({'type': 'literal', 'value': 'x', 'xml:lang': 'en'}, 'decimal')
+    """
     if isinstance(term, ox.NamedNode):
         return {"type": "uri", "value": term.value}
     if isinstance(term, ox.BlankNode):
@@ -132,6 +137,11 @@ _IDENTIFIER = re.compile(r"[^\s{\[\"][^\s]*")
 
 
 def _cell(term, width: int = 80) -> str:
+    """A table cell: a long value cut to ``width`` columns, an identifier whole.
+
+    >>> _cell(ox.Literal("a b" * 26 + "cd")) == "a b" * 26 + "cd", _cell(ox.Literal("a b" * 27))[-3:]
+    (True, 'ba…')
+    """
     if term is None:
         return ""
     text = visible(display_value(term).replace("\n", "\\n").replace("\t", " ").replace("\r", "\\r"))
@@ -146,8 +156,8 @@ def display_width(text: str) -> int:
     """Terminal columns of ``text``: East Asian wide and fullwidth characters take two, combining marks
     none (ut42d #7: a Japanese user name shifted its row's later columns).
 
-    >>> display_width("日本語"), display_width("abc"), display_width("e\u0301")
-    (6, 3, 1)
+    >>> display_width("日本語"), display_width("abc"), display_width("e\u0301"), display_width("ＡＢ")
+    (6, 3, 1, 4)
     """
     return sum(0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
@@ -157,7 +167,18 @@ _WIDEST = 120
 
 
 def to_table(rows: Rows, *, total: int | None = None) -> str:
-    """``rows`` as an aligned text table; ``total``: how many rows the answer has, when ``rows`` are its first."""
+    """``rows`` as an aligned text table; ``total``: how many rows the answer has, when ``rows`` are its first.
+
+    >>> print(to_table(Rows(["a"], [(ox.Literal("x"),)] * 3), total=3), end="")
+    a
+    -
+    x
+    x
+    x
+    (3 rows)
+    >>> to_table(Rows(["a"], [(ox.Literal("x"),)] * 3), total=8).splitlines()[-1]
+    '(8 rows, the first 3 shown)'
+    """
     cells = [[_cell(t) for t in r] for r in rows.rows]
     # a column is as wide as its widest cell up to _WIDEST: a longer one (kept whole, an identifier) runs
     # past its column in its own row only (ut46a #4: one 100 KB name padded every row to 100 KB)

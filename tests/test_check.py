@@ -4,6 +4,7 @@ with pyshacl; the same checks give the same answers on a real `oxigraph serve` e
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import re
@@ -498,3 +499,13 @@ def test_a_query_file_without_the_ontology_checks_is_an_error_not_left_unread(tm
     assert main(["check", "--only", "prov", "--query-file", str(bad)]) == 2
     assert "--query-file is vetted by the ontology checks: add --only ontology" in capsys.readouterr().err
     assert main(["check", "--only", "ontology", "--query-file", str(bad)]) == 1
+
+
+@pytest.mark.parametrize("limit", ["-1", "x"])
+def test_a_negative_limit_is_an_error(tmp_path, capsys, limit):
+    """rv47 CK1: --limit -1 would be taken as 0, and the JSON would say examples_per_check: -1."""
+    from changeprov.cli import main
+
+    with pytest.raises(SystemExit) if limit == "x" else contextlib.nullcontext():
+        assert main(["check", "--store", str(tmp_path / "none"), "--limit", limit]) == 2
+    assert "--limit" in capsys.readouterr().err

@@ -241,3 +241,19 @@ def test_schema_valid_events_decode(hostile):
         assert {k: v for k, v in decoded.items() if isinstance(v, str)} == {k: v for k, v in event.items() if isinstance(v, str)}
 
     prop()
+
+
+def test_a_long_number_token_is_judged_by_its_digits_not_its_characters():
+    """rv47 DC1: a token of more than 1,000 characters with at most 1,000 digits (a sign, a point and a
+    leading zero do not count) is a number a JSON parser reads, and Spark maps it alike."""
+    token = "-0." + "1" * 999
+    assert decode_line(f'{{"n": {token}}}'.encode())["n"] == JsonDecimal(token)
+    with pytest.raises(Rejected, match="number of 1001 digits is longer than the 1000"):
+        decode_line(f'{{"n": -0.{"1" * 1001}}}'.encode())
+
+
+def test_a_raw_line_cut_inside_a_character_stays_valid_text():
+    """rv47 DC2: the 64 KiB cut of a non-ASCII line may split a character: it is dropped, not an error."""
+    record = json.loads(Quarantine("MALFORMED_JSON", "x", "in.jsonl", 1, "\u00e9" * 40_000).to_json())
+    assert record["raw"].endswith("…[truncated, 80000 bytes in all]")
+    assert record["raw"].startswith("\u00e9" * 32_768) and "\ufffd" not in record["raw"]

@@ -2654,6 +2654,26 @@ def test_adhoc_file_query_with_header_params(tmp_path, db, capsys):
     assert out[0] == "n" and int(out[1]) > 5
 
 
+@pytest.mark.parametrize("value, bound", [("123456789012", "123456789012"), ("-7", "-7"), ("1" * 18, "1" * 18)])
+def test_an_integer_parameter_takes_up_to_18_digits(tmp_path, db, capsys, value, bound):
+    """rv47 P5: no bundled query has an integer parameter; a --file query's must take large counts."""
+    rq = tmp_path / "n.rq"
+    rq.write_text("# summary: echo\n# param: n integer required  a number\n"
+                  "SELECT ?n ?v WHERE {\n#@bindings\nBIND(CONCAT(STR(?n), \" \", STR(DATATYPE(?n))) AS ?v)\n}\n")
+    assert main(["query", "--file", str(rq), "--param", f"n={value}", "--store", str(db), "--format", "csv"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == f"{bound} http://www.w3.org/2001/XMLSchema#integer"
+
+
+def test_a_window_of_one_instant_is_taken_and_a_parameter_given_twice_is_not(db, embedded, capsys):
+    """rv47 P3 P6: since = until is a window (of one instant), not "since is after until"; --param given
+    twice with two values is an error, not the last one silently."""
+    rows = run_query(embedded, "changes-by-user", {"user": "urn:li:corpuser:bob", "since": "2024-03-04T10:05:00Z",
+                                             "until": "2024-03-04T10:05:00Z"})
+    assert len(rows.rows) == 2 and {r["time"].value for r in rows.dicts()} == {"2024-03-04T10:05:00Z"}
+    assert main(["query", "who-changed", "--param", "entity=a", "--param", "entity=b", "--store", str(db)]) == 2
+    assert capsys.readouterr().err.strip() == "changeprov query: error: --param entity given twice"
+
+
 @pytest.mark.parametrize("where", ["--store", "--endpoint"])
 def test_a_describe_file_takes_its_entity_as_a_parameter(tmp_path, db, endpoint, capsys, where):
     """rv38 #3: DESCRIBE ?entity, with no WHERE group for a #@bindings line, took it before rv37 #4; ut41a #4:

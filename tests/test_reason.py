@@ -204,3 +204,15 @@ def test_every_named_query_answers_the_same_after_reasoning(name, reasoned, plai
     # none on the corpus (NO_CORPUS_ROWS names where its rows are tested)
     assert bool(before.rows) != (name in _no_corpus_rows())
     assert sorted(after.rows, key=str) == sorted(before.rows, key=str)
+
+
+def test_a_literal_where_a_class_is_expected_gets_no_type(tmp_path):
+    """rv47 RS3: prov:atLocation "Berlin" (its range is prov:Location) is common in others' data: a
+    literal is no subject, so reasoning must not type it (a TypeError, or a triple no store holds)."""
+    store = open_store("embedded", path=tmp_path / "db", create=True)
+    with store:
+        store.load_ntriples(io.BytesIO(b'<http://ex.org/a> <http://www.w3.org/ns/prov#atLocation> "Berlin" .\n'
+                                       b'<http://ex.org/b> <http://www.w3.org/ns/prov#atLocation> <http://ex.org/c> .\n'))
+        reason(store)
+        typed = {r[0] for r in store.select("SELECT ?s WHERE { ?s a <http://www.w3.org/ns/prov#Location> }").rows}
+        assert typed == {ox.NamedNode("http://ex.org/c")}
