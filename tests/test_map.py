@@ -679,3 +679,51 @@ def test_a_framing_warning_shows_the_files_name_escaped(tmp_path, capsys):
     assert main(["map", str(name), "--out", str(tmp_path / "o.nt"), "--quarantine", str(tmp_path / "q.jsonl")]) == 0
     err = capsys.readouterr().err
     assert "ev\\u2028il\\u001B[31mred.jsonl starts as a gzip file does" in err and "\x1b" not in err
+
+
+def _mcl(aspect: str, value: dict, *, previous: dict | None = None, version: str = "2", previous_version: str = "1",
+         actor: str = "urn:li:corpuser:datahub") -> str:
+    obj = {"entityType": "dataset", "entityUrn": "urn:li:dataset:(urn:li:dataPlatform:hive,db.t,PROD)",
+           "changeType": "UPSERT", "aspectName": aspect,
+           "aspect": {"value": json.dumps(value), "contentType": "application/json"},
+           "systemMetadata": {"lastObserved": 1709280000007, "version": version},
+           "previousSystemMetadata": {"version": previous_version},
+           "created": {"time": 1709280000000, "actor": actor}}
+    if previous is not None:
+        obj["previousAspectValue"] = {"value": json.dumps(previous), "contentType": "application/json"}
+    return json.dumps(obj)
+
+
+def _nt(line: str) -> str:
+    from changeprov.mapping.mapper import map_line
+
+    result = map_line(line)
+    assert result.quarantine is None, result.quarantine
+    return "".join(str(t) + " .\n" for t in result.triples)
+
+
+def test_a_status_sent_again_while_removed_is_no_second_soft_delete():
+    """rv47 MD2: a status aspect re-sent with removed: true while already removed is no new lifecycle change."""
+    assert "SoftDeleted" in _nt(_mcl("status", {"removed": True}, previous={"removed": False}))
+    assert "lifecycleChange" not in _nt(_mcl("status", {"removed": True}, previous={"removed": True}))
+
+
+def test_an_mcl_of_the_version_it_revises_generates_no_version():
+    """rv47 MD3: version = previous version (a re-sent aspect) minted a version revising itself."""
+    text = _nt(_mcl("globalTags", {"tags": []}, version="3", previous_version="3"))
+    assert "wasRevisionOf" not in text and "AspectVersion" not in text and "/ns/prov#used>" in text
+
+
+def test_a_group_actor_is_an_organization_and_an_unknown_relationship_operation_is_quarantined():
+    """rv47 MD1 MD5: caught by the Spark comparison alone; the reference's own rules, without Spark."""
+    from changeprov.mapping.mapper import map_line
+
+    text = _nt(_mcl("globalTags", {"tags": []}, actor="urn:li:corpGroup:data-eng"))
+    assert "<urn:li:corpGroup:data-eng> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <http://www.w3.org/ns/prov#Organization>" in text
+    value = {"sourceUrn": "urn:li:dataset:(urn:li:dataPlatform:hive,a,PROD)", "operation": "MODIFY",
+             "destinationUrn": "urn:li:dataset:(urn:li:dataPlatform:hive,b,PROD)", "relationshipType": "DownstreamOf",
+             "auditStamp": {"time": 1_710_036_900_000, "actor": "urn:li:corpuser:svc"}}
+    line = json.dumps({"header": {"timestampMillis": 1_710_036_900_000}, "name": "relationshipChangeEvent",
+                       "payload": {"value": json.dumps(value), "contentType": "application/json"}})
+    q = map_line(line).quarantine
+    assert (q.reason, q.detail) == ("UNKNOWN_EVENT_TYPE", "payload.operation: 'MODIFY' is not ADD or REMOVE")
