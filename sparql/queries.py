@@ -183,7 +183,6 @@ def _dropped(store: TripleStore, drops: set) -> str:
     """``; dropped from the schema at T by U[, …]`` of the events in ``drops``, in time order, or nothing:
     an empty answer about a dropped column said only that its table had no rows about it (ut47a #2)."""
     from changeprov.sparql.formats import display_text
-    from changeprov.sparql.params import user_name
 
     said = set()  # a DataHub drop is told by its MCL and its change event alike
     for event in drops:
