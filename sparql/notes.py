@@ -662,7 +662,8 @@ _EARLIER_VALUES = (OM_PREFIX +
                    # a list's change (its members are the state) and a DataHub change event's value of one
                    # modifier (one of several under its category) say nothing of the whole field's value
                    f"FILTER NOT EXISTS {{ ?fc ?member_rel ?member FILTER(?member_rel IN ({_MEMBER_RELS})) }}\n"
-                   "FILTER(!STRSTARTS(STR(?old), '{\"modifier\"'))\n"
+                   # (an addition has no old value, and is a first change all the same)
+                   "FILTER(!BOUND(?old) || !STRSTARTS(STR(?old), '{\"modifier\"'))\n"
                    "}")
 # the entity had events by then: before its first one, it had no values to tell
 _EVENTS_BY = (OM_PREFIX +

@@ -2208,6 +2208,28 @@ def test_label_gives_a_run_its_time_and_says_when_the_store_has_no_such_node(sto
     assert [r["kind"].value for r in rows.dicts()] == ["other"] and rows.notes == [f"the store has no triple with {nothing}"]
 
 
+def test_a_field_added_after_the_point_had_no_earlier_value(tmp_path):
+    """The note reads a value from the first change after the point only when that change replaced one:
+    a description added after it (no old value), then updated, had none then."""
+    def event(n, ms, version, kind=None, old=None, new=None):
+        e = {"id": f"e-{n}", "eventType": "entityCreated" if kind is None else "entityUpdated", "entityType": "table",
+             "entityId": "t-1", "entityFullyQualifiedName": "svc.db.sch.t", "timestamp": ms, "userName": "alice",
+             "previousVersion": round(version - 0.1, 1) if kind else version, "currentVersion": version}
+        if kind:
+            change = {"name": "description", **({"oldValue": old} if old else {}), **({"newValue": new} if new else {})}
+            e["changeDescription"] = {"fieldsAdded": [change] if kind == "added" else [], "fieldsDeleted": [],
+                                      "fieldsUpdated": [change] if kind == "updated" else []}
+        return e
+
+    day = 86_400_000
+    store = _store_of([event(1, 1_700_000_000_000, 0.1), event(2, 1_700_000_000_000 + 2 * day, 0.2, "added", new="a"),
+                       event(3, 1_700_000_000_000 + 3 * day, 0.3, "updated", old="a", new="b")], tmp_path)
+    with store:
+        for as_of, said in ((1_700_000_000_000 + day, []), (1_700_000_000_000 + 2 * day, [])):
+            rows = run_query(store, "entity-state", {"entity": "svc.db.sch.t", "as_of": str(as_of)})
+            assert [n for n in rows.notes if n.startswith("fields no change")] == said, rows.notes
+
+
 def test_who_changed_and_the_history_name_the_bot_that_acted_for_the_user(store):
     """ut47a #1: who changed the model's tags said david.kim, and nothing said metadata-agent-bot acted
     for him (corpus line 28: impersonatedBy); only the audit and changes-by-user of the bot told."""
