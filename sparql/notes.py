@@ -647,24 +647,22 @@ _MEMBER_RELS = ("om:addedTag, om:removedTag, om:addedGlossaryTerm, om:removedGlo
                 "om:removedOwner, om:addedDomain, om:removedDomain, om:addedSchemaField, om:removedSchemaField, "
                 "om:changedSchemaField, om:addedInput, om:removedInput, om:addedOutput, om:removedOutput, om:keptTag, "
                 "om:keptGlossaryTerm, om:keptOwner, om:keptDomain, om:keptSchemaField, om:keptInput, om:keptOutput")
-_EARLIER_VALUES = (OM_PREFIX +
-                   "SELECT ?entity ?as_of ?version ?fname ?kind ?old ?time ?v WHERE {\n#@bindings\n"
-                   "?event om:affectsEntity ?entity .\n"
-                   # one pattern from the bound entity, the rest nested single-pattern OPTIONALs, evaluated
-                   # per row (joined, the engine took 0.9 s for an entity of 125 events in 2.3M triples)
-                   "OPTIONAL { ?event om:timestamp ?time }\n"
-                   "OPTIONAL { ?event om:currentVersion ?v }\n"
-                   "FILTER(COALESCE(?time > ?as_of, false) || COALESCE(?v > ?version, false))\n"
-                   "OPTIONAL { ?event om:hasChangeDescription ?cd\n"
-                   "  OPTIONAL { ?cd ?kind ?fc FILTER(?kind IN (om:fieldsAdded, om:fieldsUpdated, om:fieldsDeleted))\n"
-                   "    OPTIONAL { ?fc om:fieldName ?fname } OPTIONAL { ?fc om:oldValue ?old } } }\n"
-                   "FILTER(BOUND(?fname))\n"
-                   # a list's change (its members are the state) and a DataHub change event's value of one
-                   # modifier (one of several under its category) say nothing of the whole field's value
-                   f"FILTER NOT EXISTS {{ ?fc ?member_rel ?member FILTER(?member_rel IN ({_MEMBER_RELS})) }}\n"
-                   # (an addition has no old value, and is a first change all the same)
-                   "FILTER(!BOUND(?old) || !STRSTARTS(STR(?old), '{\"modifier\"'))\n"
-                   "}")
+_FIELD_CHANGES = (OM_PREFIX +
+                  "SELECT ?entity ?as_of ?version ?fname ?kind ?old ?time ?v ?after ?member WHERE {\n#@bindings\n"
+                  "?event om:affectsEntity ?entity .\n"
+                  # one pattern from the bound entity, the rest nested single-pattern OPTIONALs, evaluated
+                  # per row (joined, the engine took 0.9 s for an entity of 125 events in 2.3M triples)
+                  "OPTIONAL { ?event om:timestamp ?time }\n"
+                  "OPTIONAL { ?event om:currentVersion ?v }\n"
+                  "OPTIONAL { ?event om:hasChangeDescription ?cd\n"
+                  "  OPTIONAL { ?cd ?kind ?fc FILTER(?kind IN (om:fieldsAdded, om:fieldsUpdated, om:fieldsDeleted))\n"
+                  "    OPTIONAL { ?fc om:fieldName ?fname } OPTIONAL { ?fc om:oldValue ?old } } }\n"
+                  "FILTER(BOUND(?fname))\n"
+                  # after the point: not in the state the query answered
+                  "BIND(COALESCE(?time > ?as_of, false) || COALESCE(?v > ?version, false) AS ?after)\n"
+                  # a list's change: its members are the state, its values say nothing of the whole list
+                  f"BIND(EXISTS {{ ?fc ?member_rel ?any FILTER(?member_rel IN ({_MEMBER_RELS})) }} AS ?member)\n"
+                  "}")
 # the entity had events by then: before its first one, it had no values to tell
 _EVENTS_BY = (OM_PREFIX +
               "ASK {\n#@bindings\n?event om:affectsEntity ?entity\n"
@@ -684,11 +682,15 @@ def _earlier_values(store: TripleStore, bound: Mapping, rows: Rows | None = None
     if not store.ask(_EVENTS_BY, params):
         return []
     shown = {r[rows.variables.index("field")].value for r in rows.rows} if rows and rows.rows else set()
-    changed_by = set(_changed_by(store, params))
+    changes = store.select(_FIELD_CHANGES, params).dicts()
+    # the fields some change at or before the point touched: their state is the query's to tell
+    shown |= {r["fname"].value for r in changes if r["after"].value != "true"}
     first: dict[str, tuple] = {}
-    for r in store.select(_EARLIER_VALUES, params).dicts():
+    for r in changes:
         name = r["fname"].value
-        if name in shown or name in changed_by:
+        # a DataHub change event's value of one modifier (one of several under its category) says
+        # nothing of the whole field's value either
+        if name in shown or r["member"].value == "true" or (r.get("old") or ox.Literal("")).value.startswith('{"modifier"'):
             continue
         # OpenMetadata's changes in version order, DataHub's (no version) by time
         key = (Decimal(r["v"].value) if r.get("v") is not None else Decimal(0), _instant(r["time"].value))
@@ -702,23 +704,6 @@ def _earlier_values(store: TripleStore, bound: Mapping, rows: Rows | None = None
     more = f" and {len(said) - 5} more" if len(said) > 5 else ""
     return ["fields no change at or before this point set, with the value the first later change replaced (set "
             "when the entity was created, or before the log begins): " + "; ".join(said[:5]) + more]
-
-
-_CHANGED_BY = (OM_PREFIX +
-               "SELECT DISTINCT ?entity ?as_of ?version ?fname WHERE {\n#@bindings\n"
-               "?event om:affectsEntity ?entity .\n"
-               "OPTIONAL { ?event om:timestamp ?time }\n"
-               "OPTIONAL { ?event om:currentVersion ?v }\n"
-               "FILTER(COALESCE(?time <= ?as_of, true) && COALESCE(?v <= ?version, true))\n"
-               "OPTIONAL { ?event om:hasChangeDescription ?cd\n"
-               "  OPTIONAL { ?cd ?kind ?fc FILTER(?kind IN (om:fieldsAdded, om:fieldsUpdated, om:fieldsDeleted))\n"
-               "    OPTIONAL { ?fc om:fieldName ?fname } } }\n"
-               "FILTER(BOUND(?fname)) }")
-
-
-def _changed_by(store: TripleStore, params: Mapping) -> list[str]:
-    """The fields some change at or before the point touched (their state is the query's to tell)."""
-    return [r[-1].value for r in store.select(_CHANGED_BY, params).rows]
 
 
 def _short(text: str, width: int = 80) -> str:
