@@ -9,7 +9,7 @@ from contextlib import nullcontext
 from pathlib import Path
 
 from changeprov.store_commands import _store_args
-from changeprov.terminal import visible
+from changeprov.terminal import progress_lines, visible
 
 AUDIT_EPILOG = """\
 Exit codes: 0 = no findings (of --fail-on's severity or higher), 1 = findings were reported (normal for
@@ -102,7 +102,4 @@ def run_audit(args: argparse.Namespace) -> int:
     return args.verdict
 
 
-def _say(message: str) -> None:
-    """An audit's progress line on stderr, in one piece (as load's)."""
-    sys.stderr.write(f"[audit] {visible(message)}\n")
-    sys.stderr.flush()
+_say = progress_lines("audit")

@@ -147,8 +147,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             signal.signal(signal.SIGTERM, previous)
 
 
+def stop_word(exc: KeyboardInterrupt) -> str:
+    """How a stop is told: SIGTERM is "terminated", Ctrl-C "interrupted"."""
+    return "terminated" if isinstance(exc, Terminated) else "interrupted"
+
+
 def _stopped(command: str, exc: KeyboardInterrupt) -> int:
-    print(f"changeprov {command}: {'terminated' if isinstance(exc, Terminated) else 'interrupted'}", file=sys.stderr)
+    print(f"changeprov {command}: {stop_word(exc)}", file=sys.stderr)
     return EXIT_ERROR
 
 

@@ -13,7 +13,7 @@ import changeprov.check_commands as _check_cmds
 import changeprov.store_commands as _store_cmds
 from changeprov.exportlayout import COMPRESSIONS, MODES, partition_days
 from changeprov.mapping.vocab import rules
-from changeprov.terminal import visible
+from changeprov.terminal import progress_lines, visible
 
 
 @dataclass(frozen=True)
@@ -237,10 +237,7 @@ def _run_export(args: argparse.Namespace) -> int:
         conf[key] = value
     if sys.stderr.isatty():
         conf.setdefault("spark.ui.showConsoleProgress", "true")
-    def progress(msg: str) -> None:
-        # one write per line: the stage reports come from a thread of their own
-        sys.stderr.write(f"[export] {visible(msg)}\n")
-        sys.stderr.flush()
+    progress = progress_lines("export")
 
     check_out_folder(args.out)
     refuse_if_busy(args.out)
@@ -283,10 +280,9 @@ def _run_export(args: argparse.Namespace) -> int:
                          "again, which finishes or undoes what this run began; until then `load` refuses the folder")
             _remove_if_empty(folder if created else None)
             raise
-        from changeprov.cli import Terminated
+        from changeprov.cli import stop_word
 
-        stop = "terminated" if isinstance(exc, Terminated) else "interrupted"
-        progress(f"{stop} after run {manifest['run_id']} was committed: the export is complete")
+        progress(f"{stop_word(exc)} after run {manifest['run_id']} was committed: the export is complete")
     except BaseException:
         _remove_if_empty(folder if created else None)  # ut47b #7: a failed run left an empty --out folder
         raise

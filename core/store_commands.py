@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from changeprov.errors import ConfigError
-from changeprov.terminal import visible
+from changeprov.terminal import progress_lines, visible
 
 
 def _store_args(p: argparse.ArgumentParser, *, update: bool = False, graph_store: bool = False) -> None:
@@ -122,10 +122,9 @@ def run_load(args: argparse.Namespace) -> int:
     # reader of stdout goes early (ut44c #2)
     args.verdict = 1 if report.warnings else 0
     if report.stopped is not None:
-        from changeprov.cli import Terminated
+        from changeprov.cli import stop_word
 
-        stop = "terminated" if isinstance(report.stopped, Terminated) else "interrupted"
-        _say(f"{stop} while compacting the indexes: the store holds the whole load (a compaction cut short only "
+        _say(f"{stop_word(report.stopped)} while compacting the indexes: the store holds the whole load (a compaction cut short only "
              "makes lookups slower, until a later load compacts)")
     print(f"loaded {report.files} file(s) into {store.description}: {report.triples_added:,} triples added, "
           f"{report.triples_after:,} in the store, {report.seconds:.2f} s")
@@ -134,11 +133,7 @@ def run_load(args: argparse.Namespace) -> int:
     return args.verdict
 
 
-def _say(message: str) -> None:
-    """A load's progress line on stderr, written in one piece (print writes the text and the newline
-    apart, so lines said from two threads could glue)."""
-    sys.stderr.write(f"[load] {visible(message)}\n")
-    sys.stderr.flush()
+_say = progress_lines("load")
 
 
 def configure_query(p: argparse.ArgumentParser) -> None:

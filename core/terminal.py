@@ -9,6 +9,8 @@ rows, when printed raw (rv40 M1). Display paths show such characters as ``\\uXXX
 from __future__ import annotations
 
 import re
+import sys
+from typing import Callable
 
 # C0 and C1 controls, DEL, the line and paragraph separators (a log viewer or terminal breaks a one-line
 # message there: ut46a #5), and the bidirectional controls that reorder what follows them
@@ -27,3 +29,14 @@ def visible(text: str) -> str:
     'plain, ünïcode and\\ttab'
     """
     return _INVISIBLE.sub(lambda m: f"\\u{ord(m.group(0)):04X}", text)
+
+
+def progress_lines(tag: str) -> Callable[[str], None]:
+    """A command's progress: ``[tag] message`` on stderr, each line written in one piece (print writes
+    the text and the newline apart, so lines said from two threads could glue: a load's groups, an
+    export's stage reports)."""
+    def say(message: str) -> None:
+        sys.stderr.write(f"[{tag}] {visible(message)}\n")
+        sys.stderr.flush()
+
+    return say
