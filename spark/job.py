@@ -437,6 +437,11 @@ def _discard_staging(spark: SparkSession, fs: FileSystem, run_id: str, group: st
         pass
 
 
+def _some(names: list[str]) -> str:
+    """The first three ``names`` and how many more."""
+    return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+
+
 _HADOOP_SPECIAL = re.compile(r"[:\[\]{}*?\\]")
 
 
@@ -463,9 +468,8 @@ def check_out_folder(out: str) -> None:
 
         foreign = not_an_export(sorted(os.listdir(path)))
         if foreign:
-            shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
-            raise InputError(f"--out {out} holds files that no changeprov export writes ({shown}): it is no export "
-                             "folder; give a new or empty folder, or an earlier export's")
+            raise InputError(f"--out {out} holds files that no changeprov export writes ({_some(foreign)}): it is no "
+                             "export folder; give a new or empty folder, or an earlier export's")
     for where in (path, *path.parents):
         if where.exists():
             if not where.is_dir():
@@ -501,9 +505,8 @@ def _export(spark: SparkSession, inputs: Sequence[str], out: str, fs: FileSystem
     staging = f"_staging-{run_id}"
     foreign = foreign_files(fs)
     if foreign:
-        shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
-        raise InputError(f"{out} holds files that no changeprov export writes ({shown}), which this run would "
-                         f"delete or mix its own with: give a new or empty folder, or an earlier export's")
+        raise InputError(f"{out} holds files that no changeprov export writes ({_some(foreign)}), which this run "
+                         f"would delete or mix its own with: give a new or empty folder, or an earlier export's")
     for name in fs.names():
         if name.startswith("_staging-"):
             fs.delete(name)  # a killed run's leftovers (this run holds the lock): never committed
