@@ -138,9 +138,15 @@ def _context_terms(ctx: dict) -> set[str]:
 
 
 def _bundled_queries() -> dict[str, str]:
+    """The named queries and the lookups the library runs (``lookups/NAME.rq``, their parts included)."""
+    from changeprov.sparql.query_files import lookup
+
     folder = resources.files("changeprov.sparql").joinpath("queries")
-    return {e.name: e.read_text("utf-8") for e in sorted(folder.iterdir(), key=lambda e: e.name)
-            if e.name.endswith(".rq")}
+    named = {e.name: e.read_text("utf-8") for e in sorted(folder.iterdir(), key=lambda e: e.name)
+             if e.name.endswith(".rq")}
+    lookups = {f"lookups/{e.name}": lookup(e.name[:-3]) for e in sorted(folder.joinpath("lookups").iterdir(),
+                                                                      key=lambda e: e.name) if e.name.endswith(".rq")}
+    return {**named, **lookups}
 
 
 def term_uses(extra_queries: Mapping[str, str] | None = None) -> dict[str, set[str]]:

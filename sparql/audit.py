@@ -20,7 +20,7 @@ from changeprov.errors import InputError
 from changeprov.mapping import terms
 from changeprov.sparql.formats import display_datetime, display_text
 from changeprov.sparql.params import param_text
-from changeprov.sparql.queries import get_query, parse_time, run_query, user_name
+from changeprov.sparql.queries import get_query, lookup, parse_time, run_query, user_name
 from changeprov.sparql.stores import Rows, TripleStore
 
 
@@ -427,15 +427,10 @@ def _tag_findings(rows: list[dict]) -> list[Finding]:
     return out
 
 
-_JOB_INPUTS = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
-               "SELECT DISTINCT ?dataset ?job WHERE { ?fc om:addedInput|om:keptInput ?dataset . ?cd om:fieldsAdded|om:fieldsUpdated ?fc .\n"
-               "?event om:hasChangeDescription ?cd . ?event om:affectsEntity ?job }")
-
-
 def _job_inputs(store: TripleStore) -> dict[ox.NamedNode, set[ox.NamedNode]]:
     """Every dataset any DataHub job ever read -> those jobs (one query for the whole store)."""
     readers: dict = defaultdict(set)
-    for r in store.select(_JOB_INPUTS).dicts():
+    for r in store.select(lookup("job-inputs")).dicts():
         readers[r["dataset"]].add(r["job"])
     return readers
 
@@ -459,27 +454,13 @@ def _job_readers(store: TripleStore, readers: dict, rows: list[dict]) -> dict[tu
     return out
 
 
-# every schema field an event removed, with the event's time, user and entity (the drops of datasets
-# that jobs read, which have no lineage edge to count them by: audit-schema-drops finds the others)
-# (not the schemaMetadata DELETE of a DataHub hard delete: audit-schema-drops.rq says why)
-_SCHEMA_REMOVALS = ("PREFIX om: <https://open-metadata.org/schema/type/changeEvent/>\n"
-                    "PREFIX xsd: <http://www.w3.org/2001/XMLSchema#>\n"
-                    "SELECT ?time ?entity ?field ?event ?user_name ?agent WHERE { ?fc om:removedSchemaField ?field .\n"
-                    "?cd om:fieldsAdded|om:fieldsUpdated|om:fieldsDeleted ?fc . ?event om:hasChangeDescription ?cd ;\n"
-                    "om:affectsEntity ?entity ; om:timestamp ?time\n"
-                    "FILTER NOT EXISTS { ?gone om:affectsEntity ?entity FILTER EXISTS { ?event om:eventType om:MclDelete }\n"
-                    "  FILTER EXISTS { ?gone om:lifecycleChange om:HardDeleted } FILTER EXISTS { ?gone om:timestamp ?gone_at\n"
-                    "  FILTER(?gone_at - ?time <= \"PT5S\"^^xsd:dayTimeDuration && ?time - ?gone_at <= \"PT5S\"^^xsd:dayTimeDuration) } }\n"
-                    "OPTIONAL { ?event om:userName ?user_name } OPTIONAL { ?event om:performedBy ?agent } }")
-
-
 def _job_read_drops(store: TripleStore, readers: dict, findings: list[Finding], since: str | None,
                     until: str | None) -> list[Finding]:
     """Schema drops of datasets that DataHub jobs still read (ut13 #3): the jobs join the drop's
     dependents (which columns a job reads is not known), or make a schema-drop finding of their own."""
     by_key = {(f.time, f.entity, f.details["field"]): f for f in findings if f.kind in ("schema-drop", "schema-drop-unused")}
     out = []
-    for r in store.select(_SCHEMA_REMOVALS).dicts():
+    for r in store.select(lookup("schema-removals")).dicts():
         entity, t = r["entity"], display_datetime(r["time"].value)
         if entity not in readers or (since and t < since) or (until and t > until):
             continue

@@ -25,11 +25,11 @@ from typing import Callable, Mapping
 import pyoxigraph as ox
 
 from changeprov.errors import InputError
-from changeprov.mapping.vocab import ID, PROV, XSD
+from changeprov.mapping.vocab import PROV, XSD
 from changeprov.ontology.checks import ontology_checks
 from changeprov.sparql import lexer
 from changeprov.sparql.formats import display_text
-from changeprov.sparql.queries import NamedQuery, get_query, list_queries
+from changeprov.sparql.queries import NamedQuery, get_query, list_queries, lookup
 from changeprov.sparql.rdflib_store import _parse_lock, _rdflib_recursion
 from changeprov.sparql.stores import TripleStore
 
@@ -255,12 +255,6 @@ def _prov_inverse_names() -> frozenset[str]:
     return frozenset(PROV + str(name) for name in graph.objects(None, URIRef(PROV + "inverse")))
 
 
-#: how often the data uses a term, as a property or as a class (the marker line: an endpoint takes the
-#: parameter as a VALUES block there, rv41 #1)
-_USES = {"property": "SELECT ?term (COUNT(*) AS ?n) WHERE {\n#@bindings\n?s ?term ?o } GROUP BY ?term",
-         "class": "SELECT ?term (COUNT(*) AS ?n) WHERE {\n#@bindings\n?s a ?term } GROUP BY ?term"}
-
-
 def vocabulary_checks(store: TripleStore, *, limit: int) -> list[CheckResult]:
     """The data's properties and classes in the om-event, PROV, RDF, RDFS, OWL, XSD and SKOS namespaces
     that none of them declares (``undeclared-terms``), and the om-event and PROV terms used as what
@@ -274,9 +268,8 @@ def vocabulary_checks(store: TripleStore, *, limit: int) -> list[CheckResult]:
     found: dict[str, str] = {}
     misused: dict[str, str] = {}
     literals: dict[str, ox.Literal] = {}  # rdf:type's objects that are literals (rv45c #5: no check saw one)
-    for role, query in (("property", "SELECT DISTINCT ?term WHERE { ?s ?term ?o }"),
-                        ("class", "SELECT DISTINCT ?term WHERE { ?s a ?term }")):
-        for (term,) in store.select(query).rows:
+    for role in ("property", "class"):
+        for (term,) in store.select(lookup(f"{role}-terms")).rows:
             if isinstance(term, ox.Literal):
                 literals[str(term)] = term
                 misused.setdefault(str(term), role)
@@ -294,7 +287,7 @@ def vocabulary_checks(store: TripleStore, *, limit: int) -> list[CheckResult]:
     def examples(terms: dict[str, str], **more) -> list[dict]:
         out = []
         for key in sorted(terms)[:max(limit, 0)]:
-            rows = store.select(_USES[terms[key]], {"term": literals.get(key) or ox.NamedNode(key)})
+            rows = store.select(lookup(f"term-uses-{terms[key]}"), {"term": literals.get(key) or ox.NamedNode(key)})
             out.append({"term": key, "used_as": terms[key], **{k: f(key) for k, f in more.items()},
                         "triples": int(rows.rows[0][1].value)})
         return out
@@ -393,28 +386,15 @@ def run_checks(store: TripleStore | None, *, limit: int = 10, extra_queries: Map
         results += prov_checks(store, limit=limit)
     notes = []
     if store is not None and "prov" in groups:
-        untyped = store.select(_UNTYPED_PROV_NODE).rows
+        untyped = store.select(lookup("untyped-prov-node")).rows
         if untyped:  # ut45c #4: README says so, the report did not
             notes.append(f"{display_text(untyped[0][0])} (and maybe more subjects of PROV relations) has no stated type: "
                          "the PROV checks count the types PROV-O's domains and ranges give only after `changeprov "
                          "reason` (a store not reasoned)")
-    if store is not None and {"shacl", "prov"} & set(groups) and store.ask(_NAMED_GRAPHS):
+    if store is not None and {"shacl", "prov"} & set(groups) and store.ask(lookup("named-graphs")):
         notes.append("the store also has named graphs: the checks read its default graph only, as the named queries "
                      "do (ut44c #3: triples in a named graph passed unseen)")
     return CheckReport(results, store.description if store is not None else None, time.perf_counter() - start, limit,
                        notes)
 
 
-_NAMED_GRAPHS = "ASK { GRAPH ?g { ?s ?p ?o } }"
-# PROV-O gives the subject of each of these a class (its domain). The nodes an export mints (under ID)
-# are what the checks are written for: a version from before the log, only used or invalidated, has
-# no type of its own by design (docs/model.md). Subjects only: checking the objects too took 3x as
-# long (4 s on a 2.3M-triple store).
-_UNTYPED_PROV_NODE = f"""PREFIX prov: <http://www.w3.org/ns/prov#>
-SELECT ?node WHERE {{
-  VALUES ?p {{ prov:used prov:wasGeneratedBy prov:wasDerivedFrom prov:wasRevisionOf prov:wasInvalidatedBy
-              prov:wasInformedBy prov:wasAssociatedWith prov:wasAttributedTo prov:actedOnBehalfOf }}
-  ?node ?p ?o .
-  FILTER(!STRSTARTS(STR(?node), {ox.Literal(ID)}))
-  FILTER NOT EXISTS {{ ?node a ?type }}
-}} LIMIT 1"""

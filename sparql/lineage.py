@@ -9,9 +9,8 @@ from typing import Iterator, Mapping
 import pyoxigraph as ox
 
 from changeprov.mapping.vocab import XSD_INTEGER
-from changeprov.sparql.notes import _IS_COLUMN
 from changeprov.sparql.params import renamed_label
-from changeprov.sparql.query_files import NamedQuery, get_query
+from changeprov.sparql.query_files import NamedQuery, get_query, lookup
 from changeprov.sparql.stores import Rows, TripleStore
 
 def _text(term) -> str:
@@ -126,7 +125,7 @@ def lineage_with_owners(store: TripleStore, q: NamedQuery, bound: Mapping, step:
     out = []
     for *head, asset in lineage.rows:
         owned = [asset]
-        if store.ask(_IS_COLUMN, {"entity": asset}):  # a column has no owners: its table has
+        if store.ask(lookup("is-column"), {"entity": asset}):  # a column has no owners: its table has
             owned = [r["table"] for r in store.select(tables.text, {"entity": asset}).dicts()]
         owners = sorted({r["owner"].value for node in owned
                          for r in store.select(q.text, {**bound, "entity": node}).dicts() if r.get("owner") is not None})

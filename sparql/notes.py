@@ -12,19 +12,10 @@ import pyoxigraph as ox
 
 from changeprov.mapping.vocab import OM_ENTITY, OM_EVENT, XSD_DECIMAL
 from changeprov.sparql.formats import display_text, display_value
-from changeprov.sparql.params import _ALL_AGENTS, _current_name, user_name
-from changeprov.sparql.query_files import OM_PREFIX
+from changeprov.sparql.params import _current_name, user_name
+from changeprov.sparql.query_files import lookup
 from changeprov.sparql.stores import Rows, TripleStore
 from changeprov.sparql.values import with_rows
-
-_VERSIONED = (OM_PREFIX +
-              "ASK {\n#@bindings\n?event om:affectsEntity ?entity ; om:currentVersion ?v }")
-
-
-_FIRST_EVENT = (OM_PREFIX +
-                "SELECT ?entity (MIN(?t) AS ?first) WHERE {\n#@bindings\n"
-                "?event om:affectsEntity ?entity ; om:timestamp ?t }\n"
-                "GROUP BY ?entity")
 
 
 def _instant(lexical: str) -> _dt.datetime:
@@ -35,11 +26,11 @@ def _unversioned(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Liter
     """A version asked of an entity whose events carry none (DataHub's; only OpenMetadata events
     have a currentVersion), or a time before the entity's first event: the empty answer says nothing
     a user could see without this note."""
-    if "version" in bound and not store.ask(_VERSIONED, {"entity": bound["entity"]}):
+    if "version" in bound and not store.ask(lookup("entity-versioned"), {"entity": bound["entity"]}):
         return ["no event of this entity has a version (only OpenMetadata events carry a currentVersion), "
                 "so version= selects none of them; as_of=TIME asks for its state at a time"]
     if "as_of" in bound:
-        rows = store.select(_FIRST_EVENT, {"entity": bound["entity"]}).rows
+        rows = store.select(lookup("entity-first-event"), {"entity": bound["entity"]}).rows
         first = rows[0][1] if rows else None
         if first is not None and _instant(first.value) > _instant(bound["as_of"].value):
             return [f"as_of {display_text(bound['as_of'])} is before the entity's first event ({display_text(first)}): "
@@ -47,17 +38,12 @@ def _unversioned(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Liter
     return []
 
 
-_FIELDS = (OM_PREFIX +
-           "SELECT DISTINCT ?entity ?name WHERE {\n#@bindings\n?event om:affectsEntity ?entity ; om:hasChangeDescription ?cd .\n"
-           "?cd om:fieldsAdded|om:fieldsUpdated|om:fieldsDeleted ?fc . ?fc om:fieldName ?name\n} ORDER BY ?name")
-
-
 def _unchanged_field(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Literal]) -> list[str]:
     """A field name that no change of the entity has: most often a typo or another tool's name for it
     (OpenMetadata ``owners``, DataHub ``ownership`` / ``OWNER``), which an empty answer would hide."""
     if "field" not in bound:
         return []
-    names = [r[1].value for r in store.select(_FIELDS, {"entity": bound["entity"]}).rows]
+    names = [r[1].value for r in store.select(lookup("entity-changed-fields"), {"entity": bound["entity"]}).rows]
     if not names:
         return ["no event of this entity changed any field"]
     field = bound["field"].value
@@ -70,17 +56,14 @@ def _unchanged_field(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.L
             f"a name also matches nested names ending in .NAME); its changed fields are: {shown}"]
 
 
-_VERSIONS = (OM_PREFIX +
-             "SELECT DISTINCT ?entity ?v WHERE {\n#@bindings\n?event om:affectsEntity ?entity ; om:currentVersion ?v }")
-
-
 def _versions_note(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Literal]) -> list[str]:
     """A version the entity never had (ut7a #7): version=1.0 of an entity at 0.5 then 1.5 answers
     the state at 0.5, which is right, but it must not read as "1.0 looked like this"."""
     if "version" not in bound:
         return []
     asked = Decimal(bound["version"].value)
-    known = sorted({Decimal(r[1].value) for r in store.select(_VERSIONS, {"entity": bound["entity"]}).rows})
+    rows = store.select(lookup("entity-versions"), {"entity": bound["entity"]}).rows
+    known = sorted({Decimal(r[1].value) for r in rows})
     if not known or asked in known:
         return []
     def text(v: Decimal) -> str:  # as the tables show versions: 2.0, not 2
@@ -97,18 +80,12 @@ def _unversioned_or_unknown(store: TripleStore, bound: Mapping[str, ox.NamedNode
     return _unversioned(store, bound) or _versions_note(store, bound)
 
 
-_IMPERSONATED = (OM_PREFIX +
-                 "SELECT ?user ?since ?until (COUNT(DISTINCT ?event) AS ?n) WHERE {\n#@bindings\n"
-                 "?event om:impersonatedBy ?user ; om:timestamp ?time .\n"
-                 "FILTER(COALESCE(?time >= ?since, true)) FILTER(COALESCE(?time <= ?until, true)) }\n"
-                 "GROUP BY ?user ?since ?until")
-
-
 def _impersonations(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Literal],
                     _rows: Rows | None = None) -> list[str]:
     """A bot that acts on behalf of users is the changes' impersonator, not their performer (ut7a #6):
     say how many changes it made that way, or its "(0 rows)" reads as "it changed nothing"."""
-    found = store.select(_IMPERSONATED, {k: v for k, v in bound.items() if k in ("user", "since", "until")}).rows
+    window = {k: v for k, v in bound.items() if k in ("user", "since", "until")}
+    found = store.select(lookup("impersonated-changes"), window).rows
     n = int(found[0][-1].value) if found else 0
     if not n:
         return []
@@ -139,7 +116,7 @@ def _other_identities(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.
     def tool(name: str) -> str:
         return "DataHub" if name.startswith("urn:li:corpuser:") else "OpenMetadata"
 
-    alike = sorted(user_name(a.value) for (a,) in store.select(_ALL_AGENTS).rows
+    alike = sorted(user_name(a.value) for (a,) in store.select(lookup("all-agents")).rows
                    if isinstance(a, ox.NamedNode) and a != asked and _identity_key(user_name(a.value)) == key)
     if not alike:
         return []
@@ -148,18 +125,12 @@ def _other_identities(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.
             "changeprov keeps users apart; ask for that name for its changes"]
 
 
-_IS_COLUMN = (OM_PREFIX +
-              "ASK {\n#@bindings\n?entity a om:Column }")
-_HAS_COLUMN_EDGE = ("PREFIX prov: <http://www.w3.org/ns/prov#>\n"
-                    "ASK {\n#@bindings\n?entity prov:qualifiedDerivation|^prov:entity ?edge }")
-
-
 def _column_lineage(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Literal]) -> list[str]:
     """Of a column, lineage follows column-level edges only: an empty answer does not mean that its
     table has no lineage (ut7a #5)."""
-    if not store.ask(_IS_COLUMN, {"entity": bound["entity"]}):
+    if not store.ask(lookup("is-column"), {"entity": bound["entity"]}):
         return []
-    if not store.ask(_HAS_COLUMN_EDGE, {"entity": bound["entity"]}):  # ut9a #4: unknown is not "nothing"
+    if not store.ask(lookup("has-column-edge"), {"entity": bound["entity"]}):  # ut9a #4: unknown is not "nothing"
         return ["this is a column with no column-level lineage in the store (OpenMetadata columnsLineage, DataHub "
                 "fineGrainedLineages): the empty answer says nothing of what depends on it; the lineage of its "
                 "table is in upstream/downstream of the table"]
@@ -168,31 +139,13 @@ def _column_lineage(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Li
             "upstream/downstream of the table"]
 
 
-# the direct table-level edges on one side of the entity, each with its first add; as the lineage
-# queries, from a table only to tables (rv42 #3: a column computed from the whole dataset is no
-# downstream table of it)
-_EDGES = {"upstream": "?entity prov:qualifiedDerivation ?edge . ?edge prov:entity ?up . FILTER NOT EXISTS { ?up a om:Column }",
-          "downstream": "?down prov:qualifiedDerivation ?edge . ?edge prov:entity ?entity . "
-                        "FILTER NOT EXISTS { ?down a om:Column }"}
-_EDGE_ADDS = (OM_PREFIX + "PREFIX prov: <http://www.w3.org/ns/prov#>\n"
-              "SELECT ?entity ?as_of ?edge (MIN(?t) AS ?first) (COALESCE(MIN(?t) <= ?as_of, true) AS ?by_then)\n"
-              "WHERE {\n#@bindings\n%s\n?edge om:addedBy ?added . ?added om:timestamp ?t }\n"
-              "GROUP BY ?entity ?as_of ?edge ORDER BY ?first")
-# ... and every addition after as_of, a first one or one that adds an edge again (ut44b #5: removed at
-# 12:00 and added again at 13:00, the note as of 12:30 named the first edge added after, at 17:00)
-_EDGE_ADDS_AFTER = (OM_PREFIX + "PREFIX prov: <http://www.w3.org/ns/prov#>\n"
-                    "SELECT ?entity ?as_of (MIN(?t) AS ?next) (COUNT(DISTINCT ?edge) AS ?edges)\n"
-                    "WHERE {\n#@bindings\n%s\n?edge om:addedBy ?added . ?added om:timestamp ?t FILTER(?t > ?as_of) }\n"
-                    "GROUP BY ?entity ?as_of")
-
-
 def _ended_lineage(side: str):
     def check(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Literal]) -> list[str]:
         """An empty lineage answer of an entity whose edges had all ended by as_of, or came only after
         it (ut42a #10): say so, or "no upstream" reads as "never had any"."""
-        if store.ask(_IS_COLUMN, {"entity": bound["entity"]}):
+        if store.ask(lookup("is-column"), {"entity": bound["entity"]}):
             return []  # column-lineage says it
-        rows = store.select(_EDGE_ADDS % _EDGES[side], {k: bound[k] for k in ("entity", "as_of") if k in bound})
+        rows = store.select(lookup(f"{side}-edge-adds"), {k: bound[k] for k in ("entity", "as_of") if k in bound})
         edges = [r for r in rows.dicts() if r["first"] is not None]
         before = [r for r in edges if r["by_then"].value == "true"]
         notes = []
@@ -201,7 +154,7 @@ def _ended_lineage(side: str):
                          f"left out of a later upstreamLineage, or ended by a hard delete of an end): audit-lineage "
                          f"with this as_of says which, and an earlier as_of shows them here")
         if "as_of" in bound:
-            later = [r for r in store.select(_EDGE_ADDS_AFTER % _EDGES[side],
+            later = [r for r in store.select(lookup(f"{side}-edge-adds-after"),
                                              {k: bound[k] for k in ("entity", "as_of")}).dicts()
                      if r["next"] is not None]
             if later:
@@ -212,21 +165,10 @@ def _ended_lineage(side: str):
     return check
 
 
-_LAST_HARD_DELETE = (OM_PREFIX +
-                     "SELECT ?entity ?as_of ?time WHERE {\n#@bindings\n"
-                     "?event om:affectsEntity|om:cascadesTo ?entity ; om:lifecycleChange om:HardDeleted ;\n"
-                     "om:timestamp ?time . FILTER(COALESCE(?time <= ?as_of, true)) } ORDER BY DESC(?time) LIMIT 1")
-
-
-_NAMED_IN_JOB_LISTS = (OM_PREFIX +
-                       "ASK {\n#@bindings\n?fc om:addedInput|om:addedOutput|om:keptInput|om:keptOutput ?entity }")
-_HAS_JOB_LISTS = (OM_PREFIX +
-                  "ASK {\n#@bindings\n?event om:affectsEntity ?entity FILTER EXISTS { ?event om:aspectName \"dataJobInputOutput\" } }")
-
-
 def _not_a_job(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Literal]) -> list[str]:
     """job-io of a dataset answers nothing: say where its jobs are (ut13 #8)."""
-    if store.ask(_NAMED_IN_JOB_LISTS, {"entity": bound["job"]}) and not store.ask(_HAS_JOB_LISTS, {"entity": bound["job"]}):
+    job = {"entity": bound["job"]}
+    if store.ask(lookup("in-job-lists"), job) and not store.ask(lookup("has-job-lists"), job):
         return ["this is a dataset that jobs read or write, not a job: its jobs are in "
                 "`changeprov query job-candidates --param dataset=…` (every job that ever named it) and in "
                 "upstream/downstream with --param jobs=true"]
@@ -235,7 +177,7 @@ def _not_a_job(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Literal
 
 def _not_a_dataset(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Literal]) -> list[str]:
     """job-candidates of a job answers nothing: say where its datasets are (ut13 #8)."""
-    if store.ask(_HAS_JOB_LISTS, {"entity": bound["dataset"]}):
+    if store.ask(lookup("has-job-lists"), {"entity": bound["dataset"]}):
         return ["this is a job, not a dataset: its inputs and outputs are in "
                 "`changeprov query job-io --param job=…`"]
     return []
@@ -247,23 +189,10 @@ def _hard_deleted(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Lite
     DataHub entity asked by version was said to be ended by one)."""
     if "version" in bound and "as_of" not in bound:
         return []
-    found = store.select(_LAST_HARD_DELETE, {k: v for k, v in bound.items() if k in ("entity", "as_of")}).rows
+    found = store.select(lookup("last-hard-delete"), {k: v for k, v in bound.items() if k in ("entity", "as_of")}).rows
     if not found:
         return []
     return [f"it was hard-deleted at {display_text(found[0][-1])}: a hard delete ends every value set before it"]
-
-
-_NO_CREATION = (OM_PREFIX +
-                "ASK {\n#@bindings\n?event om:affectsEntity ?entity FILTER EXISTS { ?event om:currentVersion ?v }\n"
-                "FILTER NOT EXISTS { ?created om:affectsEntity ?entity FILTER EXISTS { ?created om:lifecycleChange om:Created } } }")
-
-
-# ... or whose creation events carry no entity: what it was created with is unknown too (ut44b #8)
-_BARE_CREATION = (OM_PREFIX +
-                  "ASK {\n#@bindings\n?created om:affectsEntity ?entity FILTER EXISTS { ?created om:currentVersion ?v }\n"
-                  "FILTER EXISTS { ?created om:lifecycleChange om:Created }\n"
-                  "FILTER NOT EXISTS { ?with om:affectsEntity ?entity FILTER EXISTS { ?with om:lifecycleChange om:Created }\n"
-                  "                    FILTER EXISTS { ?with om:entityState ?state } } }")
 
 
 def _no_creation(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Literal]) -> list[str]:
@@ -271,28 +200,23 @@ def _no_creation(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Liter
     (its events list changes, not whole lists), which must not read as its whole state (ut17 #4)."""
     if not isinstance(bound.get("entity"), ox.NamedNode):
         return []
-    if store.ask(_NO_CREATION, {"entity": bound["entity"]}):
+    if store.ask(lookup("no-creation"), {"entity": bound["entity"]}):
         return ["the store has no creation event of this OpenMetadata entity (the log starts later): its list fields "
                 "(tags, owners, columns, ...) hold only the members its events added, and values it was created with "
                 "are unknown; each event keeps the whole entity as it stood then (om-event:entityState, shown by "
                 "`changeprov describe`)"]
-    if store.ask(_BARE_CREATION, {"entity": bound["entity"]}):
+    if store.ask(lookup("bare-creation"), {"entity": bound["entity"]}):
         return ["the creation event of this OpenMetadata entity carries no entity (no `entity` field): the values "
                 "it was created with (tags, owners, columns, ...) are unknown, and its list fields hold only the "
                 "members later events added"]
     return []
 
 
-_SPAN = (OM_PREFIX +
-         "SELECT ?entity (COUNT(?event) AS ?n) (MIN(?time) AS ?first) (MAX(?time) AS ?last) WHERE {\n#@bindings\n"
-         "?event om:affectsEntity ?entity ; om:timestamp ?time } GROUP BY ?entity\n")
-
-
 def _outside_window(store: TripleStore, bound: Mapping[str, ox.NamedNode | ox.Literal]) -> list[str]:
     """An entity with events, none in the window asked (rv37 #7): not 'nothing ever happened'."""
     if "since" not in bound and "until" not in bound:
         return []
-    rows = store.select(_SPAN, {"entity": bound["entity"]}).rows
+    rows = store.select(lookup("entity-span"), {"entity": bound["entity"]}).rows
     if not rows or rows[0][1] is None or int(rows[0][1].value) == 0:
         return []
     _, n, first, last = rows[0]
@@ -368,29 +292,6 @@ def _owner_views(rows: Rows, i: int, aspects: list[str], categories: list[str]) 
             "changes DataHub sent in it (impact names the owners of both)")
 
 
-def _skewed(window: str) -> str:
-    """A change of the entity that revises a version whose generator is stamped later, within ``window``."""
-    return (OM_PREFIX +
-            "PREFIX prov: <http://www.w3.org/ns/prov#>\n"
-            "SELECT ?entity ?as_of ?time ?other_time ?aspect WHERE {\n#@bindings\n"
-            "?event om:affectsEntity ?entity ; prov:used ?v ; om:timestamp ?time .\n"
-            "?v prov:wasGeneratedBy ?g . ?g om:timestamp ?other_time .\n"
-            f"FILTER(?other_time > ?time && {window})\n"
-            "FILTER NOT EXISTS { ?event om:affectsEntity ?v }\n"
-            # a DataHub entity created again numbers its versions from 1 again: the version's other
-            # generator may be the next life's, after a hard delete (rv37 #2)
-            "FILTER NOT EXISTS { ?gone om:affectsEntity ?entity ; om:lifecycleChange om:HardDeleted ;\n"
-            "  om:timestamp ?t9 FILTER(?t9 >= ?time && ?t9 <= ?other_time) }\n"
-            "OPTIONAL { ?event om:aspectName ?aspect }\n"
-            "} ORDER BY ?time LIMIT 3\n")
-
-
-# both changes by as_of (DataHub); or, of an OpenMetadata entity, the revising one by as_of and the
-# other after it
-_SKEWED = _skewed("COALESCE(?other_time <= ?as_of, true)")
-_SKEWED_PAST_AS_OF = _skewed("?time <= ?as_of && ?other_time > ?as_of")
-
-
 def _clock_skew(store: TripleStore, bound: Mapping, _rows: Rows) -> list[str]:
     """A change that revises a version stamped later (ut20 #8). A DataHub entity's changes are ordered
     by time (its versions count per aspect), so the state may show a value its writer had already
@@ -403,7 +304,7 @@ def _clock_skew(store: TripleStore, bound: Mapping, _rows: Rows) -> list[str]:
     openmetadata = isinstance(entity, ox.NamedNode) and entity.value.startswith(OM_ENTITY)
     if openmetadata and "as_of" not in bound:
         return []
-    rows = store.select(_SKEWED_PAST_AS_OF if openmetadata else _SKEWED,
+    rows = store.select(lookup("clock-skew-past-as-of") if openmetadata else lookup("clock-skew"),
                         {k: bound[k] for k in ("entity", "as_of") if k in bound}).rows
     if not rows:
         return []
@@ -420,87 +321,19 @@ def _clock_skew(store: TripleStore, bound: Mapping, _rows: Rows) -> list[str]:
             f"change as out-of-order"]
 
 
-# DataHub change events (no aspect, so no version) in one millisecond that add and remove one member
-# of the entity: nothing orders them (ut43a #3). One pattern from the bound entity (or tag), the rest
-# nested lookups: joined, the engine (planning before the substitution) read every event's members
-_REMOVALS = "om:removedTag, om:removedGlossaryTerm, om:removedOwner, om:removedDomain, om:removedSchemaField"
-def _types_differ(a: str, b: str) -> str:
-    """SPARQL: the JSON values ``a`` and ``b`` both name an ownership type (ownerTypeUrn, else
-    ownerType) and the types differ, as impact.rq and entity-state.rq test it."""
-    def key(v: str, k: str) -> str:
-        return f'STRBEFORE(STRAFTER(STR({v}), "\\"{k}\\":\\""), "\\"")'
-
-    def has(v: str, k: str) -> str:
-        return f'CONTAINS(STR({v}), "\\"{k}\\":\\"")'
-    return (f'IF({has(a, "ownerTypeUrn")} && {has(b, "ownerTypeUrn")}, {key(a, "ownerTypeUrn")} != {key(b, "ownerTypeUrn")}, '
-            f'{has(a, "ownerType")} && {has(b, "ownerType")} && {key(a, "ownerType")} != {key(b, "ownerType")})')
-
-
-_TIED_ADD = ("      FILTER EXISTS { ?a om:affectsEntity ?entity FILTER(?a != ?r) FILTER EXISTS { ?a om:timestamp ?time\n"
-             "        FILTER NOT EXISTS { ?a om:aspectName ?an }\n"
-             "        FILTER EXISTS { ?a om:hasChangeDescription ?acd FILTER EXISTS { ?acd om:fieldsAdded|om:fieldsUpdated ?afc\n"
-             '          FILTER EXISTS { ?afc ?add ?member FILTER(?add = IRI(REPLACE(STR(?rem), "/removed", "/added")))\n'
-             # an owner of two types is two ownerships: those do not tie (impact.rq; rv43 #3)
-             # (from ?rfc: started from ?afc, the engine scanned every newValue: 8x the time)
-             "            FILTER NOT EXISTS { ?rfc om:oldValue ?rtv FILTER EXISTS { ?afc om:newValue ?atv\n"
-             f"              FILTER({_types_differ('?atv', '?rtv')}) }} }}\n"
-             # a later change event of the member (by as_of) settles it (rv43 #3); innermost, so that it
-             # is looked for only where the rare tie is (beside it: 2x tag-changes' time)
-             "            FILTER NOT EXISTS { ?z om:affectsEntity ?entity FILTER EXISTS { ?z om:timestamp ?zt\n"
-             "              FILTER(?zt > ?time && COALESCE(?zt <= ?as_of, true)) FILTER NOT EXISTS { ?z om:aspectName ?zn }\n"
-             "              FILTER EXISTS { ?z om:hasChangeDescription ?zcd FILTER EXISTS { ?zcd om:fieldsAdded|om:fieldsUpdated|om:fieldsDeleted ?zfc\n"
-             '                FILTER EXISTS { ?zfc ?zp ?member FILTER(?zp = ?rem || ?zp = ?add) } } } } } } } } } }\n')
-_TIED_OF_ENTITY = (OM_PREFIX + "SELECT ?entity ?as_of ?time ?member WHERE {\n#@bindings\n"
-                   "  ?r om:affectsEntity ?entity\n"
-                   # a REMOVE change event (an MCL has no operation): rejects the others in one lookup
-                   "  FILTER EXISTS { ?r om:operation om:OpRemove }\n"
-                   "  ?r om:timestamp ?time FILTER(COALESCE(?time <= ?as_of, true))\n"
-                   "  ?r om:hasChangeDescription ?rcd .\n  ?rcd om:fieldsUpdated|om:fieldsDeleted ?rfc .\n"
-                   f"  ?rfc ?rem ?member FILTER(?rem IN ({_REMOVALS}))\n"
-                   + _TIED_ADD +
-                   "} ORDER BY ?time LIMIT 1\n")
-_TIED_OF_MEMBER = (OM_PREFIX + "SELECT ?entity ?time ?member WHERE {\n#@bindings\n"
-                   # a subquery with a limit: evaluated first (joined with the lookups below, the engine
-                   # read every removal's event first: 6x the time of tag-changes)
-                   "  { SELECT ?rfc ?member WHERE {\n#@bindings\n"
-                   "    ?rfc ?rem ?member\n"
-                   f"    FILTER(?rem IN ({_REMOVALS}))\n"
-                   "    FILTER EXISTS { ?rcd om:fieldsUpdated|om:fieldsDeleted ?rfc FILTER EXISTS { ?r om:hasChangeDescription ?rcd\n"
-                   "      FILTER EXISTS { ?r om:operation om:OpRemove } FILTER EXISTS { ?r om:timestamp ?time FILTER EXISTS { ?r om:affectsEntity ?entity\n"
-                   + _TIED_ADD + "    } } } }\n"
-                   "  } ORDER BY ?rfc LIMIT 4 }\n"
-                   "  ?rcd2 om:fieldsUpdated|om:fieldsDeleted ?rfc .\n  ?r2 om:hasChangeDescription ?rcd2 .\n"
-                   "  ?r2 om:timestamp ?time .\n  ?r2 om:affectsEntity ?entity .\n"
-                   "} ORDER BY ?time ?entity\n")
-
-# two MCLs of one aspect of the entity in one millisecond, one of them without an aspect version
-# (systemMetadata.version) or a link to the version it revises: entity-state orders them by IRI
-# (ut44d #1: the superseded value was shown, no word). Each pattern from a bound node.
-_UNVERSIONED_TIE = (OM_PREFIX + "PREFIX prov: <http://www.w3.org/ns/prov#>\n"
-                    "SELECT ?entity ?as_of ?time ?aspect WHERE {\n#@bindings\n"
-                    "  ?a om:affectsEntity ?entity\n"
-                    "  FILTER NOT EXISTS { ?va prov:wasGeneratedBy ?a FILTER EXISTS { ?va om:versionLabel ?la } }\n"
-                    "  ?a om:aspectName ?aspect .\n  ?a om:timestamp ?time FILTER(COALESCE(?time <= ?as_of, true))\n"
-                    "  FILTER NOT EXISTS { ?a prov:used ?used }\n"
-                    "  FILTER EXISTS { ?b om:affectsEntity ?entity FILTER(?b != ?a)\n"
-                    "    FILTER EXISTS { ?b om:timestamp ?time FILTER EXISTS { ?b om:aspectName ?aspect\n"
-                    "      FILTER NOT EXISTS { ?b prov:used ?used_b } } } }\n"
-                    "} ORDER BY ?time ?aspect LIMIT 1\n")
-
-
 def _same_millisecond(store: TripleStore, bound: Mapping, _rows: Rows | None) -> list[str]:
     """Change events in one millisecond that add and remove one member (ut43a #3): the answer takes
     one order (by IRI), which the log does not give; say so rather than let a tag or owner come and go
     from one dataset to the next of identical input."""
     if "entity" in bound:
-        query, params = _TIED_OF_ENTITY, {k: bound[k] for k in ("entity", "as_of") if k in bound}
+        query, params = lookup("tied-of-entity"), {k: bound[k] for k in ("entity", "as_of") if k in bound}
     elif "tag" in bound:
-        query, params = _TIED_OF_MEMBER, {"member": bound["tag"]}
+        query, params = lookup("tied-of-member"), {"member": bound["tag"]}
     else:
         return []
     notes = []
     if "entity" in bound:
-        tie = store.select(_UNVERSIONED_TIE, params).dicts()
+        tie = store.select(lookup("unversioned-tie"), params).dicts()
         if tie:
             notes.append(f"changes of {display_text(tie[0]['aspect'])} in one millisecond ({display_text(tie[0]['time'])}) "
                          f"carry no aspect version (systemMetadata.version) or previous version that orders them, so "
@@ -518,23 +351,6 @@ def _same_millisecond(store: TripleStore, bound: Mapping, _rows: Rows | None) ->
             f"(taken by IRI){where}", *notes]
 
 
-# the tags and glossary terms the entity's changes added whose own entity (same FQN, another node: an
-# OpenMetadata tag or term with events of its own) was hard-deleted by as_of, itself or with its parent
-_DELETED_LABELS = (OM_PREFIX +
-                   "SELECT DISTINCT ?entity ?as_of ?fqn ?time WHERE {\n#@bindings\n"
-                   "  ?ev om:affectsEntity ?entity .\n  ?ev om:hasChangeDescription ?cd .\n"
-                   "  ?cd om:fieldsAdded|om:fieldsUpdated ?fc .\n"
-                   "  ?fc ?rel ?label FILTER(?rel IN (om:addedTag, om:addedGlossaryTerm))\n"
-                   "  ?label om:fullyQualifiedName ?fqn .\n  ?term om:fullyQualifiedName ?fqn FILTER(?term != ?label)\n"
-                   # the tag's or term's own entity, not another entity of that name (rv44b #5: a database)
-                   "  ?term om:assetType ?type FILTER((?rel = om:addedTag && ?type = \"tag\")\n"
-                   "                                   || (?rel = om:addedGlossaryTerm && ?type = \"glossaryTerm\"))\n"
-                   "  ?gone om:affectsEntity|om:cascadesTo ?term .\n"
-                   "  ?gone om:lifecycleChange ?lifecycle FILTER(?lifecycle = om:HardDeleted)\n"
-                   "  ?gone om:timestamp ?time FILTER(COALESCE(?time <= ?as_of, true))\n"
-                   "} ORDER BY ?time ?fqn\n")
-
-
 def _deleted_labels(store: TripleStore, bound: Mapping, rows: Rows) -> list[str]:
     """A tag or glossary term in the state that was itself hard-deleted by then (ut44b #6): OpenMetadata
     takes a deleted label off every asset without a change event for each, so the log cannot end it."""
@@ -547,7 +363,8 @@ def _deleted_labels(store: TripleStore, bound: Mapping, rows: Rows) -> list[str]
     if not shown:
         return []
     # deleted after a row set it (a term re-created and applied again after the delete is no such case)
-    gone = [r for r in store.select(_DELETED_LABELS, {k: bound[k] for k in ("entity", "as_of") if k in bound}).dicts()
+    at = {k: bound[k] for k in ("entity", "as_of") if k in bound}
+    gone = [r for r in store.select(lookup("deleted-labels"), at).dicts()
             if any(t is None or t.value < r["time"].value for t in shown.get(r["fqn"].value, []))]
     return [f"{r['fqn'].value} was hard-deleted at {display_text(r['time'])}: OpenMetadata takes a deleted tag or "
             f"glossary term off every asset without a change event for each, so the log does not end it here"
@@ -569,40 +386,6 @@ def _former_names(store: TripleStore, _bound: Mapping, rows: Rows) -> list[str]:
     return out[:5] + ([f"... and {len(out) - 5} more former names"] if len(out) > 5 else [])
 
 
-# the entity's soft deletes at or before as_of (its own, or a recursive one of a parent) that no restore
-# followed by then: a Restored, a DataHub status aspect DELETE or a hard delete of what was deleted (a
-# child comes back with its parent), later or in the same millisecond with a higher version, as
-# deleted-entities.rq counts them. Each branch starts from the bound entity with one pattern (the
-# rest nested): started from the lifecycle, the engine (which plans before the substitution) scanned
-# every soft delete of the store per asset, and a branch joining two patterns the whole store (rv41 #2)
-_SOFT_DELETED = (OM_PREFIX +
-                 "SELECT ?entity ?as_of ?time WHERE {\n"
-                 "#@bindings\n"
-                 # a branch is evaluated on its own: each gets the parameters (docs/queries.md, rule 8)
-                 "  {\n#@bindings\n"
-                 "    ?gone om:affectsEntity ?entity\n"
-                 "    BIND(?entity AS ?restorable) }\n"
-                 "  UNION\n"
-                 "  {\n#@bindings\n"
-                 "    ?gone om:cascadesTo ?entity\n"
-                 "    OPTIONAL { ?gone om:affectsEntity ?restorable } }\n"
-                 "  FILTER EXISTS { ?gone om:lifecycleChange om:SoftDeleted }\n"
-                 "  OPTIONAL { ?gone om:timestamp ?time }\n"
-                 "  FILTER(BOUND(?time) && BOUND(?restorable) && COALESCE(?time <= ?as_of, true))\n"
-                 "  FILTER NOT EXISTS { ?back om:affectsEntity ?restorable\n"
-                 "    FILTER(?back != ?gone)\n"
-                 "    FILTER EXISTS { ?back om:timestamp ?bt FILTER(COALESCE(?bt <= ?as_of, true) && (?bt > ?time\n"
-                 "      || (?bt = ?time && EXISTS { ?back om:currentVersion ?rv\n"
-                 "                                  FILTER EXISTS { ?gone om:currentVersion ?dv FILTER(?rv > ?dv) } }))) }\n"
-                 "    FILTER(EXISTS { ?back om:lifecycleChange om:Restored } || EXISTS { ?back om:lifecycleChange om:HardDeleted }\n"
-                 '           || EXISTS { ?back om:eventType om:MclDelete FILTER EXISTS { ?back om:aspectName "status" } }\n'
-                 # a status sent without its previous value that says the entity is not removed (ut42f #3)
-                 '           || EXISTS { ?back om:eventType om:MclUpsert FILTER EXISTS { ?back om:aspectName "status" }\n'
-                 '                FILTER EXISTS { ?back om:hasChangeDescription/(om:fieldsAdded|om:fieldsUpdated)/om:newValue ?nv\n'
-                 '                                FILTER(CONTAINS(STR(?nv), "\\"removed\\":false")) } }) }\n'
-                 "}\n")
-
-
 def _soft_deleted_since(store: TripleStore, assets: list[ox.NamedNode], as_of: ox.Literal | None) -> dict[ox.NamedNode, str]:
     """The assets soft-deleted at ``as_of`` (None: now) and not restored by then → since when (the first
     soft delete still in force). One lookup per asset (0.55 ms on 2.26M triples); on an endpoint one
@@ -610,9 +393,9 @@ def _soft_deleted_since(store: TripleStore, assets: list[ox.NamedNode], as_of: o
     at = {"as_of": as_of} if as_of is not None else {}
     if store.kind == "remote":  # ut41d #6: a request per asset, 2 s for 1,500; a VALUES block of 200 rows each
         found = [row for i in range(0, len(assets), 200) for row in store.select(
-            with_rows(_SOFT_DELETED, [{"entity": a, **at} for a in assets[i:i + 200]])).rows]
+            with_rows(lookup("soft-deleted"), [{"entity": a, **at} for a in assets[i:i + 200]])).rows]
     else:
-        found = [row for a in assets for row in store.select(_SOFT_DELETED, {"entity": a, **at}).rows]
+        found = [row for a in assets for row in store.select(lookup("soft-deleted"), {"entity": a, **at}).rows]
     first: dict[ox.NamedNode, ox.Literal] = {}
     for entity, _, time in found:
         if entity not in first or _instant(time.value) < _instant(first[entity].value):
@@ -640,35 +423,6 @@ def _soft_deleted(store: TripleStore, bound: Mapping, rows: Rows) -> list[str]:
 
 EMPTY_CHECKS["same-millisecond"] = lambda store, bound: _same_millisecond(store, bound, None)
 
-# The fields whose first change after the asked point (as_of, version) replaced a value no change at or
-# before it set: a value the entity was created with (an OpenMetadata entity's status, description) that
-# changed later. One pattern from the bound entity, the rest per event (ut47a #3).
-_MEMBER_RELS = ("om:addedTag, om:removedTag, om:addedGlossaryTerm, om:removedGlossaryTerm, om:addedOwner, "
-                "om:removedOwner, om:addedDomain, om:removedDomain, om:addedSchemaField, om:removedSchemaField, "
-                "om:changedSchemaField, om:addedInput, om:removedInput, om:addedOutput, om:removedOutput, om:keptTag, "
-                "om:keptGlossaryTerm, om:keptOwner, om:keptDomain, om:keptSchemaField, om:keptInput, om:keptOutput")
-_FIELD_CHANGES = (OM_PREFIX +
-                  "SELECT ?entity ?as_of ?version ?fname ?kind ?old ?time ?v ?after ?member WHERE {\n#@bindings\n"
-                  "?event om:affectsEntity ?entity .\n"
-                  # one pattern from the bound entity, the rest nested single-pattern OPTIONALs, evaluated
-                  # per row (joined, the engine took 0.9 s for an entity of 125 events in 2.3M triples)
-                  "OPTIONAL { ?event om:timestamp ?time }\n"
-                  "OPTIONAL { ?event om:currentVersion ?v }\n"
-                  "OPTIONAL { ?event om:hasChangeDescription ?cd\n"
-                  "  OPTIONAL { ?cd ?kind ?fc FILTER(?kind IN (om:fieldsAdded, om:fieldsUpdated, om:fieldsDeleted))\n"
-                  "    OPTIONAL { ?fc om:fieldName ?fname } OPTIONAL { ?fc om:oldValue ?old } } }\n"
-                  "FILTER(BOUND(?fname))\n"
-                  # after the point: not in the state the query answered
-                  "BIND(COALESCE(?time > ?as_of, false) || COALESCE(?v > ?version, false) AS ?after)\n"
-                  # a list's change: its members are the state, its values say nothing of the whole list
-                  f"BIND(EXISTS {{ ?fc ?member_rel ?any FILTER(?member_rel IN ({_MEMBER_RELS})) }} AS ?member)\n"
-                  "}")
-# the entity had events by then: before its first one, it had no values to tell
-_EVENTS_BY = (OM_PREFIX +
-              "ASK {\n#@bindings\n?event om:affectsEntity ?entity\n"
-              "FILTER EXISTS { ?event om:timestamp ?time OPTIONAL { ?event om:currentVersion ?v }\n"
-              "  FILTER(COALESCE(?time <= ?as_of, true) && COALESCE(?v <= ?version, true)) } }")
-
 
 def _earlier_values(store: TripleStore, bound: Mapping, rows: Rows | None = None) -> list[str]:
     """entity-state at a past point showed only fields some change at or before it had set: a value the
@@ -679,10 +433,10 @@ def _earlier_values(store: TripleStore, bound: Mapping, rows: Rows | None = None
     if "as_of" not in bound and "version" not in bound:
         return []
     params = {k: bound[k] for k in ("entity", "as_of", "version") if k in bound}
-    if not store.ask(_EVENTS_BY, params):
+    if not store.ask(lookup("events-by"), params):
         return []
     shown = {r[rows.variables.index("field")].value for r in rows.rows} if rows and rows.rows else set()
-    changes = store.select(_FIELD_CHANGES, params).dicts()
+    changes = store.select(lookup("field-changes"), params).dicts()
     # the fields some change at or before the point touched: their state is the query's to tell
     shown |= {r["fname"].value for r in changes if r["after"].value != "true"}
     first: dict[str, tuple] = {}
@@ -712,13 +466,11 @@ def _short(text: str, width: int = 80) -> str:
 
 EMPTY_CHECKS["earlier-values"] = lambda store, bound: _earlier_values(store, bound, None)
 
-_MENTIONED = "ASK {\n#@bindings\n{ ?node ?p ?o } UNION { ?s ?p ?node } }"
-
 
 def _unknown_node(store: TripleStore, bound: Mapping, rows: Rows) -> list[str]:
     """label's row of a node the store does not hold at all reads as a kind of node (ut47a #8)."""
     kinds = {r[rows.variables.index("kind")].value for r in rows.rows if r[rows.variables.index("kind")] is not None}
-    if kinds != {"other"} or store.ask(_MENTIONED, {"node": bound["node"]}):
+    if kinds != {"other"} or store.ask(lookup("mentioned"), {"node": bound["node"]}):
         return []
     return [f"the store has no triple with {bound['node'].value}"]
 

@@ -17,7 +17,7 @@ from changeprov.errors import InputError
 from changeprov.mapping import terms
 from changeprov.mapping.vocab import XSD_BOOLEAN, XSD_DECIMAL, XSD_INTEGER
 from changeprov.sparql.formats import display_datetime, display_text
-from changeprov.sparql.query_files import NamedQuery, OM_PREFIX, ONE_OF, Param, get_query
+from changeprov.sparql.query_files import NamedQuery, ONE_OF, Param, get_query, lookup
 from changeprov.sparql.stores import Rows, TripleStore
 
 _TRUE, _FALSE = ("true", "yes", "1"), ("false", "no", "0")  # a boolean parameter's words
@@ -94,15 +94,9 @@ def user_node(value: str) -> ox.NamedNode:
         raise InputError(f"not a user name or URN: {value[:80]!r} ({exc})") from None
 
 
-_IRI_CHECK = "SELECT ?iri ?t WHERE {\n#@bindings\n?iri a ?t\n} LIMIT 1\n"
-
-
 def has_node(store: TripleStore, node: ox.NamedNode) -> bool:
     """Whether the store has ``node`` as a subject with a type (every node we mint is typed)."""
-    return bool(store.select(_IRI_CHECK, {"iri": node}).rows)
-_AGENTS_LIKE = (OM_PREFIX +
-                "SELECT DISTINCT ?part ?agent WHERE {\n#@bindings\n?event om:performedBy ?agent\n"
-                "FILTER(CONTAINS(LCASE(STR(?agent)), LCASE(?part)))\n} ORDER BY ?agent LIMIT 5\n")
+    return bool(store.select(lookup("typed-node"), {"iri": node}).rows)
 
 
 def user_name(agent: str) -> str:
@@ -117,53 +111,35 @@ def user_name(agent: str) -> str:
     return unquote(agent) if agent[:4].lower() == "urn:" else agent
 
 
-_ALL_AGENTS = ("PREFIX prov: <http://www.w3.org/ns/prov#>\n"
-               "SELECT DISTINCT ?agent WHERE { ?agent a prov:Agent } LIMIT 200000\n")
-
-
 def resolve_user(store: TripleStore, value: str) -> ox.NamedNode:
     """The user node ``value`` names, if the store has it: a typo must not read as "changed nothing"."""
     node = user_node(value)
     if has_node(store, node):  # every user node is typed (prov:Agent)
         return node
     part = value.rsplit(":", 1)[-1].strip()
-    agents = [a.value for _part, a in store.select(_AGENTS_LIKE, {"part": ox.Literal(part)}).rows] if part else []
+    like = store.select(lookup("agents-like"), {"part": ox.Literal(part)}).rows if part else []
+    agents = [a.value for _part, a in like]
     similar = [user_name(a) for a in agents]
     hint = f"; users matching {part!r}: {', '.join(similar)}" if similar else ""
     if not similar:  # a typo inside the name (alice.wang): the closest names, by difflib's ratio
         # URNs compared by their last part: their shared prefix would make every corpuser look close
-        close = _closest(part, [user_name(a.value) for (a,) in store.select(_ALL_AGENTS).rows], n=5, cutoff=0.7,
+        every = [user_name(a.value) for (a,) in store.select(lookup("all-agents")).rows]
+        close = _closest(part, every, n=5, cutoff=0.7,
                          key=lambda name: name.rsplit(":", 1)[-1])
         hint = f"; did you mean: {', '.join(close)}" if close else ""
     raise InputError(f"no user {value[:120]!r} in the store (an OpenMetadata userName or a DataHub "
                      f"corpuser URN){hint}")
 
 
-_USE_CHECK = {  # how a node is used as what the parameter names
-    "entity": OM_PREFIX +
-              "SELECT ?node WHERE {\n#@bindings\n?event om:affectsEntity|om:cascadesTo ?node\n} LIMIT 1\n",
-    "tag": OM_PREFIX +
-           "SELECT ?node WHERE {\n#@bindings\n?fc ?rel ?node\nVALUES ?rel { om:addedTag om:removedTag "
-           "om:addedGlossaryTerm om:removedGlossaryTerm }\n} LIMIT 1\n",
-}
-
-
-_HARD_DELETED = (OM_PREFIX +
-                 "SELECT ?node WHERE {\n#@bindings\n?event om:affectsEntity|om:cascadesTo ?node\n"
-                 "FILTER EXISTS { ?event om:lifecycleChange om:HardDeleted }\n} LIMIT 1\n")
-
-
 #: a name column and the node column it names, in the named queries' results
 NAME_OF = {"entity_name": "entity", "down_name": "down", "up_name": "up", "dependent_name": "dependent",
            "field_name": "field", "upstream_name": "upstream"}
-_NAMES = (OM_PREFIX +
-          "SELECT ?node ?name WHERE {\n#@bindings\n?node om:fullyQualifiedName ?name }")
 
 
 def renamed_label(store: TripleStore, node: ox.NamedNode) -> str | None:
     """``CURRENT (formerly OLD, …)`` for an entity with several fullyQualifiedNames (renamed), the
     current one being its latest event's; None for an entity with one name or none."""
-    names = sorted({r[1].value for r in store.select(_NAMES, {"node": node}).rows if r[1] is not None})
+    names = sorted({r[1].value for r in store.select(lookup("node-names"), {"node": node}).rows if r[1] is not None})
     if len(names) < 2:
         return None
     current = _current_name(store, node) or names[-1]
@@ -198,15 +174,6 @@ def _renamed_shown_once(store: TripleStore, rows: Rows, *, at: str | None = None
     return Rows(rows.variables, out, rows.notes)
 
 
-#: the lineage ends of one event (the edges it added or removed), with every name each ever had
-_EVENT_ENDS = (OM_PREFIX + "PREFIX prov: <http://www.w3.org/ns/prov#>\n"
-               "SELECT ?event ?node ?way ?name WHERE {\n#@bindings\n"
-               "{ ?edge om:addedBy|om:removedBy ?event . ?edge prov:entity ?node BIND(\"upstream\" AS ?way) }\n"
-               "UNION { ?edge om:addedBy|om:removedBy ?event . ?node prov:qualifiedDerivation ?edge "
-               "BIND(\"downstream\" AS ?way) }\n"
-               "?node om:fullyQualifiedName ?name }")
-
-
 def _without_item(text: str, item: str) -> str:
     """``text`` (items joined by ", ") without the item ``item``, which may itself hold ", "."""
     if text == item:
@@ -234,7 +201,7 @@ def _lineage_ends_named_once(store: TripleStore, rows: Rows) -> Rows:
             out.append(r)
             continue
         names: dict[tuple, set[str]] = {}
-        for row in store.select(_EVENT_ENDS, {"event": r[ei]}).dicts():
+        for row in store.select(lookup("event-ends"), {"event": r[ei]}).dicts():
             names.setdefault((row["node"], row["way"].value), set()).add(row["name"].value)
         for (node, way), known in names.items():
             then = _name_at(store, node, r[ti]) if len(known) > 1 else None
@@ -252,33 +219,13 @@ def _lineage_ends_named_once(store: TripleStore, rows: Rows) -> Rows:
 
 def _name_at(store: TripleStore, node: ox.NamedNode, at: ox.Literal) -> str | None:
     """The fullyQualifiedName an OpenMetadata entity's latest event at or before ``at`` gives it."""
-    rows = store.select(_NAME_AT, {"node": node, "at": at}).dicts()
+    rows = store.select(lookup("name-at"), {"node": node, "at": at}).dicts()
     return rows[0]["name"].value if rows and rows[0]["name"] is not None else None
-
-
-_LATEST_NAME = (OM_PREFIX +
-                "SELECT ?node ?name WHERE {\n#@bindings\n"
-                "?event om:affectsEntity ?node ; om:entityFullyQualifiedName ?name ; om:timestamp ?t .\n"
-                "?node om:fullyQualifiedName ?name\n"  # not a lineage event's name of its edge
-                "} ORDER BY DESC(?t) DESC(STR(?event)) LIMIT 1\n")
-
-
-#: the name an OpenMetadata entity's latest event at or before ?at gives it, if the entity was not
-#: hard-deleted by then
-_NAME_AT = (OM_PREFIX +
-            "SELECT ?node ?at ?name WHERE {\n#@bindings\n"
-            "?event om:affectsEntity ?node ; om:entityFullyQualifiedName ?name ; om:timestamp ?t .\n"
-            "?node om:fullyQualifiedName ?name\n"
-            "FILTER(?t <= ?at)\n"
-            "FILTER NOT EXISTS { ?gone om:affectsEntity|om:cascadesTo ?node\n"
-            "  FILTER EXISTS { ?gone om:lifecycleChange om:HardDeleted }\n"
-            "  FILTER EXISTS { ?gone om:timestamp ?gone_at FILTER(?gone_at <= ?at) } }\n"
-            "} ORDER BY DESC(?t) DESC(STR(?event)) LIMIT 1\n")
 
 
 def _current_name(store: TripleStore, node: ox.NamedNode) -> str | None:
     """The fullyQualifiedName an OpenMetadata entity's latest event gives it (None: no event names it)."""
-    rows = store.select(_LATEST_NAME, {"node": node}).rows
+    rows = store.select(lookup("latest-name"), {"node": node}).rows
     return rows[0][1].value if rows and rows[0][1] is not None else None
 
 
@@ -298,7 +245,7 @@ def resolve_node(store: TripleStore, value: str, *, what: str = "entity",
         # One OpenMetadata FQN can name two nodes: a glossary term (or classification tag) with events
         # of its own is an entity, and applying it as a tag makes a tag-reference node with the same
         # FQN. A tag parameter means the latter, an entity parameter the former.
-        used = [n for n in nodes if store.select(_USE_CHECK[what], {"node": n}).rows]
+        used = [n for n in nodes if store.select(lookup(f"used-as-{what}"), {"node": n}).rows]
         nodes = used if len(used) == 1 else nodes
     def only(picked: list[ox.NamedNode], others: str, answering: str, after: str = "") -> ox.NamedNode | None:
         """The one node picked, said in ``notes`` with the others; None unless exactly one."""
@@ -316,7 +263,7 @@ def resolve_node(store: TripleStore, value: str, *, what: str = "entity",
         if node is not None:
             return node
     if len(nodes) > 1 and what == "entity":
-        live = [n for n in nodes if not store.select(_HARD_DELETED, {"node": n}).rows]
+        live = [n for n in nodes if not store.select(lookup("hard-deleted-node"), {"node": n}).rows]
         node = only(live, "hard-deleted ", "not deleted", "; pass an IRI for another")
         if node is not None:
             return node
@@ -349,10 +296,6 @@ def resolve_node(store: TripleStore, value: str, *, what: str = "entity",
     raise InputError(f"no {what} with fullyQualifiedName, URN or IRI {value[:120]!r} in the store{hint}")
 
 
-_ENTITY_NAMES = (OM_PREFIX +
-                 "SELECT DISTINCT ?name WHERE { ?entity a om:MetadataEntity ; om:fullyQualifiedName|om:urn ?name }\n")
-_ENTITY_COUNT = (OM_PREFIX +
-                 "SELECT (COUNT(*) AS ?n) WHERE { ?entity a om:MetadataEntity }\n")
 #: above this many entities an unknown name gets a pointer to find-entity, not suggestions: each name
 #: is read from the store to compare it (~30 µs a name: 1.5 s for 50,000)
 SUGGEST_MAX_ENTITIES = 50_000
@@ -361,7 +304,7 @@ SUGGEST_MAX_ENTITIES = 50_000
 def _close_entities(store: TripleStore, value: str) -> str:
     """'; names containing …: …' (find-entity, any case) or '; did you mean: …' for an entity named
     in part, in another case or with a typo (ut22 M5: only users and tags had suggestions), else ''."""
-    count = int(store.select(_ENTITY_COUNT).rows[0][0].value)
+    count = int(store.select(lookup("entity-count")).rows[0][0].value)
     if count > SUGGEST_MAX_ENTITIES:
         return (f"; to search the names of its {count:,} entities by a part, in any case: "
                 f"changeprov query find-entity --param text=PART")
@@ -369,7 +312,7 @@ def _close_entities(store: TripleStore, value: str) -> str:
     if found:
         return _containing(value, found, shown=5,
                            total=f"{len(found)}{'+' if len(found) == 200 else ''} in all: query find-entity")
-    names = [n.value for (n,) in store.select(_ENTITY_NAMES).rows]
+    names = [n.value for (n,) in store.select(lookup("entity-names")).rows]
     # find-entity lists entities with events; a column has none, but can be queried (rv37 #7)
     part = sorted(n for n in names if value.lower() in n.lower())
     if part:
@@ -395,15 +338,10 @@ def _closest(value: str, names: list[str], *, n: int, cutoff: float, key=lambda 
         name for k in difflib.get_close_matches(value.lower(), list(by_lower), n=n, cutoff=cutoff) for name in by_lower[k]]
 
 
-_ALL_TAGS = (OM_PREFIX +
-             "SELECT DISTINCT ?name WHERE { VALUES ?c { om:Tag om:GlossaryTerm } ?tag a ?c .\n"
-             "?tag om:fullyQualifiedName|om:urn ?name } LIMIT 200000\n")
-
-
 def _close_tags(store: TripleStore, value: str) -> str:
     """'; names containing …' for a tag named in part (PII: ut25 #4), '; did you mean: …' for one named
     with another case (tier.tier2) or a typo, else ''."""
-    names = [n.value for (n,) in store.select(_ALL_TAGS).rows if n is not None]
+    names = [n.value for (n,) in store.select(lookup("all-tags")).rows if n is not None]
     same = sorted(n for n in names if n.lower() == value.lower())
     part = sorted(n for n in names if value.lower() in n.lower())
     if part and not same:
@@ -412,14 +350,11 @@ def _close_tags(store: TripleStore, value: str) -> str:
     return f"; did you mean: {', '.join(sorted(close))}" if close else ""
 
 
-_REGEX_CHECK = 'SELECT ?pattern ?ok WHERE { BIND(REGEX("", ?pattern, "i") AS ?ok) }'
-
-
 def regex_literal(name: str, value: str) -> ox.Literal:
     """``value`` as a literal, if the SPARQL engine accepts it as a pattern (an invalid pattern is an
     evaluation error, which a FILTER turns into false, not into a message)."""
     term = ox.Literal(value)
-    rows = list(ox.Store().query(_REGEX_CHECK, substitutions={ox.Variable("pattern"): term}))
+    rows = list(ox.Store().query(lookup("regex-check"), substitutions={ox.Variable("pattern"): term}))
     if rows[0]["ok"] is None:
         raise InputError(f"parameter {name}: not a valid regular expression: {value[:80]!r}")
     return term

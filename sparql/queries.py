@@ -13,11 +13,11 @@ import pyoxigraph as ox
 from changeprov.errors import InputError
 from changeprov.mapping.vocab import OM_EVENT
 from changeprov.sparql.lineage import DRIVERS, collect
-from changeprov.sparql.notes import _IS_COLUMN, EMPTY_CHECKS, ROW_CHECKS, _instant
+from changeprov.sparql.notes import EMPTY_CHECKS, ROW_CHECKS, _instant
 # parse_header … user_name: also what other modules and library callers import from here
 from changeprov.sparql.params import (_current_name, _lineage_ends_named_once, _renamed_shown_once,  # noqa: F401
                                       bind_params, has_node, parse_param_args, parse_time, resolve_node, user_name)
-from changeprov.sparql.query_files import (OM_PREFIX, NamedQuery, get_query, list_queries,  # noqa: F401
+from changeprov.sparql.query_files import (NamedQuery, get_query, list_queries, lookup,  # noqa: F401
                                            load_query_file, parse_header)
 from changeprov.sparql.stores import Rows, TripleStore, refuse_service
 
@@ -41,7 +41,7 @@ def run_query(store: TripleStore, q: NamedQuery | str, values: Mapping[str, obje
         return store.select(q.text, bound)
     rows = _answer(store, q, bound)
     of_column = bool(q.column_field and isinstance(bound.get("entity"), ox.NamedNode)
-                     and store.ask(_IS_COLUMN, {"entity": bound["entity"]}))
+                     and store.ask(lookup("is-column"), {"entity": bound["entity"]}))
     if of_column:  # its own note says why it is empty, if it is: the entity's checks would not apply
         rows = _about_column(store, q, bound, notes, own=rows)
     rows = _renamed_shown_once(store, _lineage_ends_named_once(store, rows), at=q.names_at)
@@ -50,7 +50,7 @@ def run_query(store: TripleStore, q: NamedQuery | str, values: Mapping[str, obje
         notes += EMPTY_CHECKS[check](store, bound)
     for check in q.if_rows if rows.rows else []:
         notes += ROW_CHECKS[check](store, bound, rows)
-    if not rows.rows and not store.ask("ASK { ?s ?p ?o }"):  # "(0 rows)" must not read as a true answer
+    if not rows.rows and not store.ask(lookup("any-triple")):  # "(0 rows)" must not read as a true answer
         notes.append("the store holds no triples: nothing was loaded into it yet (changeprov load EXPORT), "
                      "or what was loaded mapped no event")
     return Rows([rows.variables[i] for i in keep], [tuple(r[i] for i in keep) for r in rows.rows], notes)
@@ -106,30 +106,6 @@ def _answer(store: TripleStore, q: NamedQuery, bound: Mapping) -> Rows:
     return collect(rows, q.collect) if q.collect else rows
 
 
-# the field changes about a column (docs/model.md "Which column a field change is about") or that
-# added, removed or changed it (a table's columns, a dataset's schemaMetadata), with their events
-# and the entities those affect: the first pattern alone, the rest nested (docs/queries.md rule 1)
-_COLUMN_FIELDS = (OM_PREFIX +
-                  "SELECT DISTINCT ?entity ?table ?field ?event ?rel WHERE {\n#@bindings\n"
-                  "?fc ?rel ?entity\n"
-                  "FILTER(?rel IN (om:aboutColumn, om:addedSchemaField, om:removedSchemaField, om:changedSchemaField))\n"
-                  "OPTIONAL { ?fc om:fieldName ?field }\n"
-                  "OPTIONAL { ?cd om:fieldsAdded|om:fieldsUpdated|om:fieldsDeleted ?fc\n"
-                  "  OPTIONAL { ?event om:hasChangeDescription ?cd OPTIONAL { ?event om:affectsEntity ?table } } }\n"
-                  "FILTER(BOUND(?table) && BOUND(?field)) } ORDER BY ?table ?field")
-
-
-# who dropped a column and when: the events that removed it from its table's schema (ut47a #2)
-_DROPS = (OM_PREFIX +
-          "SELECT ?event ?time ?user_name ?agent WHERE {\n#@bindings\n?event om:timestamp ?time\n"
-          "OPTIONAL { ?event om:userName ?user_name } OPTIONAL { ?event om:performedBy ?agent } }")
-
-
-_NAMES_OF = (OM_PREFIX +
-             "SELECT ?node ?fqn ?urn WHERE {\n#@bindings\n"
-             "OPTIONAL { ?node om:fullyQualifiedName ?fqn } OPTIONAL { ?node om:urn ?urn } }")
-
-
 def _about_column(store: TripleStore, q: NamedQuery, bound: Mapping, notes: list[str], *, own: Rows) -> Rows:
     """A column's changes are its table's, about it (columns.NAME.FIELD) or adding, dropping or changing
     it (``# column-field:`` names the answer's column of field names): the table's answer, only the
@@ -139,7 +115,7 @@ def _about_column(store: TripleStore, q: NamedQuery, bound: Mapping, notes: list
     tables: dict = defaultdict(lambda: (set(), set()))
     schema_fields = set()  # fields whose members are the table's columns: a row there is about one column
     drops = set()
-    for r in store.select(_COLUMN_FIELDS, {"entity": column}).dicts():
+    for r in store.select(lookup("column-fields"), {"entity": column}).dicts():
         tables[r["table"]][0].add(r["field"].value)
         tables[r["table"]][1].add(r["event"])
         if r["rel"].value != OM_EVENT + "aboutColumn":
@@ -147,7 +123,7 @@ def _about_column(store: TripleStore, q: NamedQuery, bound: Mapping, notes: list
         if r["rel"].value == OM_EVENT + "removedSchemaField":
             drops.add(r["event"])
     names = {column.value}
-    for row in store.select(_NAMES_OF, {"node": column}).dicts():
+    for row in store.select(lookup("names-of"), {"node": column}).dicts():
         names |= {row[k].value for k in ("fqn", "urn") if row.get(k) is not None}
     out, variables = list(own.rows), own.variables or None
     for table, (fields, events) in tables.items():
@@ -171,7 +147,7 @@ def _about_column(store: TripleStore, q: NamedQuery, bound: Mapping, notes: list
             out.sort(key=lambda r: _instant(r[t].value) if r[t] is not None else _dt.datetime.max.replace(tzinfo=_dt.timezone.utc))
     else:
         # its own events may answer nothing here (a tag it no longer has as of then): ut41c #3
-        has_events = store.ask(_HAS_EVENTS, {"entity": column})
+        has_events = store.ask(lookup("has-events"), {"entity": column})
         notes.append("this is a column: " + ("none of its own events answers this; " if has_events else
                                              "it has no events of its own; ") + (
             f"these are the rows of {table_names} about it ({', '.join(about)})" if out
@@ -186,13 +162,10 @@ def _dropped(store: TripleStore, drops: set) -> str:
 
     said = set()  # a DataHub drop is told by its MCL and its change event alike
     for event in drops:
-        for r in store.select(_DROPS, {"event": event}).dicts():
+        for r in store.select(lookup("event-time-user"), {"event": event}).dicts():
             user = r["user_name"].value if r.get("user_name") is not None else (
                 user_name(r["agent"].value) if r.get("agent") is not None else "no user named")
             said.add((_instant(r["time"].value), f"{display_text(r['time'])} by {user}"))
     return "; dropped from the schema at " + ", at ".join(text for _, text in sorted(said)) if said else ""
-
-
-_HAS_EVENTS = OM_PREFIX + "ASK {\n#@bindings\n?event om:affectsEntity ?entity }"
 
 

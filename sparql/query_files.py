@@ -31,21 +31,19 @@ SELECT projection, so every named query projects its parameters; they are droppe
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
 from changeprov.errors import InputError
-from changeprov.mapping.vocab import OM_EVENT
 from changeprov.sparql.lexer import blank
 from changeprov.sparql.stores import BINDINGS_MARKER, query_form
 
 PARAM_TYPES = ("entity", "tag", "user", "time", "time-end", "string", "regex", "decimal", "integer", "iri", "boolean")
 #: a parameter whose values are listed in its type: ``one-of:input|output``
 ONE_OF = "one-of:"
-#: the prologue of the lookups kept here as Python strings (each one vetted by tests/test_ontology.py)
-OM_PREFIX = f"PREFIX om: <{OM_EVENT}>\n"
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
@@ -299,6 +297,26 @@ def get_query(name: str) -> NamedQuery:
         known = ", ".join(q.name for q in list_queries())
         raise InputError(f"unknown query {name!r}; known: {known}")
     return parse_header(name, entry.read_text("utf-8"))
+
+
+_INCLUDE = re.compile(r"^#@include ([a-z][a-z-]*)\n", re.MULTILINE)
+
+
+@functools.cache
+def lookup(name: str) -> str:
+    """The text of ``sparql/queries/lookups/NAME.rq``: a query the Python code runs for a note, a hint or a
+    check, not a named query (``query --list`` leaves it out). Its header is a named query's (summary,
+    parameters), and tests/test_lookups.py checks it as ``parse_header`` checks one. A line
+    ``#@include PART`` stands for ``lookups/parts/PART.rq``, a group two lookups share.
+
+    >>> print(lookup("any-triple").splitlines()[-1])
+    ASK { ?s ?p ?o }
+    >>> "#@include" in lookup("tied-of-entity"), "?add ?member" in lookup("tied-of-entity")
+    (False, True)
+    """
+    folder = _queries_dir().joinpath("lookups")
+    text = folder.joinpath(f"{name}.rq").read_text("utf-8")
+    return _INCLUDE.sub(lambda m: folder.joinpath("parts", f"{m[1]}.rq").read_text("utf-8"), text)
 
 
 def load_query_file(path: str | Path) -> NamedQuery:

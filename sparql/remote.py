@@ -20,6 +20,7 @@ import pyoxigraph as ox
 
 from changeprov.errors import ChangeprovError, ConfigError, InputError, StoreError
 from changeprov.sparql.lexer import blank
+from changeprov.sparql.query_files import lookup
 from changeprov.sparql.stores import (BINDINGS_MARKER, DEFAULT_BATCH_BYTES, DEFAULT_TIMEOUT, NTriplesSyntaxError, Rows,
                                       TripleStore, _binary, _drained, checked_bindings, first_text, shift_lines)
 from changeprov.sparql.values import with_values
@@ -494,7 +495,7 @@ class RemoteStore(TripleStore):
             return
         where = redacted(self.graph_store or self.update_endpoint)
         try:
-            stored = self.ask("ASK {\n#@bindings\n?s ?p ?o }", {"s": subject})
+            stored = self.ask(lookup("subject-stored"), {"s": subject})
         except ChangeprovError as exc:
             raise StoreError(f"{where} accepted the first batch, which stays in the store, but checking that it can be "
                              f"queried failed: {exc}") from None

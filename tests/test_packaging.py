@@ -25,9 +25,9 @@ def _sources() -> dict[str, Path]:
     """Every file of every package folder, by its path inside the wheel (``changeprov/sparql/x.py``)."""
     files = {}
     for package, folder in PACKAGE_DIRS.items():
-        for path in (ROOT / folder).iterdir():
-            if path.is_file() and path.suffix != ".pyc":
-                files[f"{package.replace('.', '/')}/{path.name}"] = path
+        for path in (ROOT / folder).rglob("*"):  # a data folder's files too (sparql/queries/lookups/)
+            if path.is_file() and path.suffix != ".pyc" and "__pycache__" not in path.parts:
+                files[f"{package.replace('.', '/')}/{path.relative_to(ROOT / folder).as_posix()}"] = path
     return files
 
 
@@ -52,5 +52,6 @@ def test_a_built_wheel_holds_every_module_and_data_file(tmp_path):
                 assert whl.read(name) == path.read_bytes(), name
     expected = set(_sources())
     assert {name for name in expected if name.endswith(".rq")}, "the named queries are among the sources"
+    assert "changeprov/sparql/queries/lookups/parts/tied-add.rq" in expected
     assert sorted(expected - packaged) == []
     assert sorted(packaged - expected) == []
