@@ -13,6 +13,26 @@ from pathlib import Path
 
 DEMO_EVENTS = 3000
 DEMO_SEED = 7
+#: the file that says a folder is the demo's own, whose files a next run may replace
+MARK = ".changeprov-demo"
+
+
+def check_workdir(out: Path) -> None:
+    """Refuse a folder the demo did not make that holds anything: the demo replaces its ``events.jsonl``
+    and deletes its ``store`` (ut48a #1: a user's store in ``--workdir DIR/store`` was deleted, exit 0).
+    A folder the demo made holds its mark file."""
+    from changeprov.errors import InputError
+
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--workdir {out} is a file, not a folder")
+    if not out.is_dir() or (out / MARK).is_file():
+        return
+    found = sorted(p.name for p in out.iterdir())
+    if found:
+        shown = ", ".join(found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
+        raise InputError(f"--workdir {out} holds files the demo did not write ({shown}); the demo replaces its "
+                         f"events.jsonl and deletes its store folder, so give a new or empty folder (an earlier "
+                         f"demo's folder holds the file {MARK}; delete one from before that file first)")
 
 
 def _pick_parameters(events: Path) -> dict[str, str]:
@@ -58,7 +78,10 @@ def run_demo(workdir: str) -> int:
     from changeprov.sparql.stores import open_store
 
     out = Path(workdir).resolve()
+    check_workdir(out)
     out.mkdir(parents=True, exist_ok=True)
+    (out / MARK).write_text("written by `changeprov demo`: its next run replaces the files of this folder\n",
+                            encoding="utf-8")
     _say("== 1. vocabulary: ontology, JSON-LD context, SHACL shapes")
     report = vocabulary_report()
     for line in report["lines"]:
@@ -88,11 +111,11 @@ def run_demo(workdir: str) -> int:
         loaded = load_export(store, export_dir)
         _say(f"  {loaded.triples_after:,} triples from {loaded.files} file(s) in {loaded.seconds:.2f} s")
         params = _pick_parameters(events)
-        for name, values in (("entity-history", {"entity": params["entity"]}),
-                             ("changes-by-user", {"user": params["user"]}),
-                             ("downstream", {"entity": params["lineage"]})):
+        for i, (name, values) in enumerate((("entity-history", {"entity": params["entity"]}),
+                                            ("changes-by-user", {"user": params["user"]}),
+                                            ("downstream", {"entity": params["lineage"]})), start=1):
             shown = " ".join(f"--param {k}={v}" for k, v in values.items())
-            _say(f"\n== 5. changeprov query {name} {shown} --store {store_dir}")
+            _say(f"\n== 5.{i} changeprov query {name} {shown} --store {store_dir}")
             rows = run_query(store, get_query(name), values)
             head = type(rows)(rows.variables, rows.rows[:8])
             sys.stdout.write(to_table(head, total=len(rows.rows)))
