@@ -202,6 +202,8 @@ def get_session(*, master: str | None = "local[*]", app_name: str = "changeprov"
     """
     from pyspark.sql import SparkSession
 
+    if master:
+        check_master(master)
     # this thread's session, or the one another thread started (rv44b #2: getOrCreate would change it)
     active = SparkSession.getActiveSession() or SparkSession._instantiatedSession
     if active is not None:
@@ -280,6 +282,28 @@ def evaluation_conf(inputs: Sequence[str]) -> dict[str, str]:
             return {}  # Spark will say what is wrong with the path
         total += size * (GZIP_FACTOR if codec_of(path) else 1)  # any codec: roughly gzip's ratio
     return dict(INTERPRETED) if total < INTERPRETED_BELOW_BYTES else {}
+
+
+_LOCAL_MASTER = re.compile(r"local(\[\s*([0-9]+|\*)\s*(,\s*[0-9]+\s*)?\]|-cluster\[\s*[0-9]+\s*,\s*[0-9]+\s*,\s*[0-9]+\s*\])?")
+
+
+def check_master(master: str) -> None:
+    """Refuse a master Spark would refuse, before the JVM starts: Spark said so in a Java stack trace on
+    stderr, then "Java gateway process exited" (ut48a #2). The forms of Spark's SparkContext and
+    spark-submit.
+
+    >>> check_master("local[*, 3]"), check_master("spark://h:7077"), check_master("yarn")
+    (None, None, None)
+    >>> check_master("bogus")
+    Traceback (most recent call last):
+    changeprov.errors.InputError: master 'bogus' is no Spark master: local, local[N], local[*], local[N,F], local-cluster[W,C,MB], spark://HOST:PORT, yarn or k8s://URL
+    """
+    from changeprov.errors import InputError
+
+    if master == "yarn" or master.startswith(("spark://", "k8s://")) or _LOCAL_MASTER.fullmatch(master):
+        return
+    raise InputError(f"master {master[:80]!r} is no Spark master: local, local[N], local[*], local[N,F], "
+                     "local-cluster[W,C,MB], spark://HOST:PORT, yarn or k8s://URL")
 
 
 def local_cores(master: str) -> int:
