@@ -6,6 +6,7 @@ import argparse
 import os
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable, Iterable
 
 import changeprov.audit_commands as _audit_cmds
@@ -74,16 +75,46 @@ def print_counts(counts: dict, *, title: str) -> None:
         print(f"  {name:<{width}}  {n:>10,}")
 
 
-def no_lines_warning(counts: dict) -> str | None:
+def no_lines_warning(counts: dict, *, explained: bool = False) -> str | None:
     """Inputs without a line (empty files): a nightly job fed an empty file by a broken upstream
     reported success without a word (ut47b #7).
 
+    ... or lines none of which mapped: a wrong file (ut48a #6: a Markdown file's 97 lines, all
+    MALFORMED_JSON, read as a run that succeeded), unless another warning ``explained`` why (a file
+    framed otherwise than its name says).
+
     >>> no_lines_warning({"lines_read": 0})
     'the inputs hold no line (empty files?): nothing was mapped'
-    >>> no_lines_warning({"lines_read": 3}) is None
+    >>> no_lines_warning({"lines_read": 3, "mapped": 1}) is None
     True
+    >>> no_lines_warning({"lines_read": 97, "mapped": 0, "quarantined_by_reason": {"MALFORMED_JSON": 96, "BAD_FIELD": 1}})
+    'none of the 97 lines was mapped (quarantined: MALFORMED_JSON 96, BAD_FIELD 1): are these OpenMetadata or DataHub event logs?'
     """
-    return "the inputs hold no line (empty files?): nothing was mapped" if counts.get("lines_read") == 0 else None
+    if counts.get("lines_read") == 0:
+        return "the inputs hold no line (empty files?): nothing was mapped"
+    reasons = counts.get("quarantined_by_reason") or {}
+    if counts.get("mapped") == 0 and reasons and not explained:
+        shown = ", ".join(f"{reason} {n:,}" for reason, n in sorted(reasons.items(), key=lambda kv: -kv[1])[:4])
+        return (f"none of the {counts['lines_read']:,} lines was mapped (quarantined: {shown}): are these "
+                "OpenMetadata or DataHub event logs?")
+    return None
+
+
+def out_name_warning(out: str) -> str | None:
+    """map writes N-Triples under any name, and ``load`` takes a file by its name (ut48a #5: ``--out m.ttl``
+    mapped, then ``load m.ttl`` refused it).
+
+    >>> out_name_warning("m.nt.gz") is None, out_name_warning("m.ttl")[:60]
+    (True, 'm.ttl is N-Triples, named otherwise: `changeprov load` reads')
+    """
+    from changeprov.mapping.inputs import codec_of
+
+    name = Path(out).name.lower()
+    codec = codec_of(Path(out))
+    if name[:len(name) - len(codec or "")].endswith(".nt"):
+        return None
+    return (f"{out} is N-Triples, named otherwise: `changeprov load` reads a file named *.nt (or *.nt.gz, "
+            "*.nt.bz2), so rename it to load it")
 
 
 def other_families_note(counts: dict, family: str) -> str | None:
@@ -133,8 +164,9 @@ def _run_map(args: argparse.Namespace) -> int:
         print(json.dumps(counts.as_dict(), indent=2))
     else:
         print_counts(counts.as_dict(), title=f"reference mapper: {args.out}")
-    for warning in (*framing_warnings(expand_inputs(args.inputs)), other_families_note(counts.as_dict(), args.family),
-                    early_days_warning(counts.days), no_lines_warning(counts.as_dict())):
+    framing = framing_warnings(expand_inputs(args.inputs))
+    for warning in (*framing, other_families_note(counts.as_dict(), args.family), early_days_warning(counts.days),
+                    no_lines_warning(counts.as_dict(), explained=bool(framing)), out_name_warning(args.out)):
         if warning:
             print(f"changeprov map: warning: {visible(warning)}", file=sys.stderr)
     return 0
@@ -257,10 +289,6 @@ def _run_export(args: argparse.Namespace) -> int:
     owned = SparkSession.getActiveSession() is None
     spark = get_session(master=args.master or None, app_name="changeprov-export", conf=conf)
     before = _committed_run(args.out)
-    from changeprov.spark.fs import local_out
-
-    folder = local_out(args.out)
-    created = folder is not None and not folder.exists()
     try:
         try:
             with _stage_reports(spark, progress, every=status_every(args.status_every, tty=sys.stderr.isatty())):
@@ -278,14 +306,10 @@ def _run_export(args: argparse.Namespace) -> int:
                 # ut47b #5: stopped while committing (it removes _SUCCESS first); the log said "terminated" only
                 progress(f"{args.out} holds no committed export now (this run had begun to commit): run the export "
                          "again, which finishes or undoes what this run began; until then `load` refuses the folder")
-            _remove_if_empty(folder if created else None)
             raise
         from changeprov.cli import stop_word
 
         progress(f"{stop_word(exc)} after run {manifest['run_id']} was committed: the export is complete")
-    except BaseException:
-        _remove_if_empty(folder if created else None)  # ut47b #7: a failed run left an empty --out folder
-        raise
     if args.format == "json":
         print(json.dumps(manifest, indent=2, sort_keys=True))
     else:
@@ -301,20 +325,13 @@ def _run_export(args: argparse.Namespace) -> int:
                   " --mode append adds to an export")
     from changeprov.mapping.inputs import framing_warnings
 
-    for warning in (*framing_warnings(inputs), other_families_note(manifest["counts"], args.family),
-                    early_days_warning(partition_days(manifest.get("files", []))), no_lines_warning(manifest["counts"])):
+    framing = framing_warnings(inputs)
+    for warning in (*framing, other_families_note(manifest["counts"], args.family),
+                    early_days_warning(partition_days(manifest.get("files", []))),
+                    no_lines_warning(manifest["counts"], explained=bool(framing))):
         if warning:
             print(f"changeprov export: warning: {visible(warning)}", file=sys.stderr)
     return 0 if manifest["counts"]["balanced"] else 2
-
-
-def _remove_if_empty(folder) -> None:
-    """The --out folder a failed or stopped run created, removed when nothing is in it."""
-    if folder is not None:
-        try:
-            folder.rmdir()
-        except OSError:  # not empty (a run's leftovers, for the next run to find), or gone
-            pass
 
 
 def _committed_run(out: str) -> dict | None:

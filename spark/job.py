@@ -33,7 +33,7 @@ from pyspark.sql import functions as F
 
 from changeprov import __version__
 from changeprov.errors import InputError, SparkError
-from changeprov.exportlayout import COMPRESSIONS, MODES, iso_seconds, manifest_runs, parse_manifest
+from changeprov.exportlayout import COMPRESSIONS, MODES, iso_time, manifest_runs, parse_manifest
 from changeprov.mapping.decode import BOM, BOM_DETAIL, RAW_LIMIT, REASONS
 from changeprov.mapping.inputs import codec_of, input_list
 from changeprov.mapping.vocab import rules
@@ -373,6 +373,8 @@ def export(spark: SparkSession, inputs: Sequence[str], out: str, *, family: str 
     check_out_folder(out)
     started = time.time()
     run_id = uuid.uuid4().hex
+    folder = local_out(out)
+    created = folder is not None and not folder.exists()  # removed again if a failed run leaves it empty
     fs = FileSystem(spark, out)
     acquire_lock(fs, out, run_id, progress=progress)
     committing: list[bool] = []
@@ -397,6 +399,8 @@ def export(spark: SparkSession, inputs: Sequence[str], out: str, *, family: str 
     finally:
         try:
             release_lock(fs, run_id)
+            if created and not committing:  # ut47b #7, ut48a #4: a failed run left an empty out folder
+                _remove_if_empty(folder)
         finally:  # also when the lock could not be removed (rv44 #5: the loggers stayed off)
             put_back()  # after _discard_staging: cancelled write tasks report their abort too
             try:  # the caller's own job group, if it had one
@@ -404,6 +408,13 @@ def export(spark: SparkSession, inputs: Sequence[str], out: str, *, family: str 
                     spark.sparkContext.setLocalProperty(key, value)
             except Exception:  # noqa: BLE001 - the JVM stopped with an interrupt
                 pass
+
+
+def _remove_if_empty(folder: Path) -> None:
+    try:
+        folder.rmdir()
+    except OSError:  # not empty (a run's leftovers, for the next run to find), or gone
+        pass
 
 
 #: what SparkContext.setJobGroup sets (a thread's local properties)
@@ -526,7 +537,7 @@ def _export(spark: SparkSession, inputs: Sequence[str], out: str, fs: FileSystem
                  f"({describe_replaced(replaces)}): this run finishes the replacement and keeps its record")
     elif replaces:
         progress(f"{out} holds a committed export ({describe_replaced(replaces)}): this run replaces it; "
-                 "--mode append adds to it instead")
+                 "append mode (--mode append) adds to it instead")
 
     progress(f"reading {len(inputs)} input file(s)")
     try:
@@ -566,7 +577,7 @@ def _export(spark: SparkSession, inputs: Sequence[str], out: str, fs: FileSystem
     quarantine_rows = _number_quarantine(spark, fs, staging, stats["splits"], found.bom_only, inputs)
     manifest = {
         "run_id": run_id, "tool": "changeprov", "tool_version": __version__, "ontology_version": VERSION_IRI,
-        "started": iso_seconds(started), "finished": None, "inputs": [display_input(i) for i in inputs],
+        "started": iso_time(started), "finished": None, "inputs": [display_input(i) for i in inputs],
         "mode": mode, "family": family, "compress": compress, "counts": counts,
     }
     if replaces:

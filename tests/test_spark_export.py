@@ -1215,3 +1215,15 @@ def test_spark_submit_on_a_local_cluster_gives_the_same_triples(spark, cluster_r
     quarantine = lambda out: sorted(line for f in sorted((out / "quarantine").glob("*.jsonl"))  # noqa: E731
                                     for line in f.read_text().splitlines())
     assert quarantine(cluster) == quarantine(tmp_path / "local") != []
+
+
+def test_a_failed_library_export_removes_the_folder_it_created(spark, tmp_path):
+    """ut48a #4: the command removed it (ut47b #7), a notebook's export() left it; a folder that was
+    there stays."""
+    with pytest.raises(InputError, match="cannot read the input"):
+        export(spark, [str(tmp_path / "missing.jsonl")], str(tmp_path / "o"))
+    assert not (tmp_path / "o").exists()
+    (tmp_path / "mine").mkdir()
+    with pytest.raises(InputError, match="cannot read the input"):
+        export(spark, [str(tmp_path / "missing.jsonl")], str(tmp_path / "mine"))
+    assert (tmp_path / "mine").is_dir() and not any((tmp_path / "mine").iterdir())
