@@ -19,7 +19,7 @@ import pyoxigraph as ox
 from changeprov.errors import InputError
 from changeprov.mapping import terms
 from changeprov.sparql.formats import display_datetime, display_text
-from changeprov.sparql.params import param_text
+from changeprov.sparql.params import _check_window, param_text, regex_literal
 from changeprov.sparql.queries import get_query, lookup, parse_time, run_query, user_name
 from changeprov.sparql.stores import Rows, TripleStore
 
@@ -622,6 +622,18 @@ def run_audit(store: TripleStore, *, since: str | None = None, until: str | None
     params = {p.name: p for p in get_query("audit-deletions").params}
     window = {k: None if v is None else param_text(params[k], v) for k, v in (("since", since), ("until", until))}
     since, until = window["since"], window["until"]
+    # ... and the window's order and the patterns (ut48a #3: a bad --bot-pattern failed at query 6 of 11,
+    # since after until at query 2, minutes into an audit of a big store)
+    times = {}
+    for k, v in window.items():
+        try:
+            times[k] = parse_time(v, end_of_day=(k == "until"), now_ms=now_ms) if v else None
+        except InputError as exc:
+            raise InputError(f"parameter {k}: {exc}") from None
+    _check_window(times)
+    for name, pattern in (("bot_pattern", bot_pattern), ("tag_pattern", tag_pattern)):
+        if pattern is not None:
+            regex_literal(name, pattern)
     activity = [(r["day"], r["user"], int(r["events"]))
                 for r in rows("audit-activity", window, now_ms=now_ms)]
     top = [{"entity": r["entity"], "entity_name": r["entity_name"], "events": int(r["events"]),

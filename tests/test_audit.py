@@ -437,6 +437,17 @@ def test_cli_writes_html_and_json_and_exit_codes(db, tmp_path, capsys):
         assert message in capsys.readouterr().err, bad
 
 
+@pytest.mark.parametrize("options", [{"bot_pattern": "("}, {"tag_pattern": "["},
+                                     {"since": "2024-03-15", "until": "2024-03-01"}])
+def test_audit_checks_its_options_before_any_query(db, options):
+    """ut48a #3: a bad --bot-pattern failed at query 6 of 11, since after until at query 2: minutes into
+    an audit of a big store."""
+    heard = []
+    with open_store("embedded", path=db, read_only=True) as store, pytest.raises(InputError):
+        run_audit(store, progress=heard.append, **options)
+    assert heard == []
+
+
 def test_html_is_self_contained_and_escaped(report):
     page = render_html(report)
     assert not re.search(r"<(link|img|iframe|object|embed)\b|\bsrc=|@import|url\((?!#)", page)
