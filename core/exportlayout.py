@@ -173,9 +173,14 @@ def partition_days(files: list[str]) -> set[str]:
     return {m.group(1) for f in files for m in [re.search(r"/date=(\d{4}-\d{2}-\d{2})/", f)] if m}
 
 
-def iso_seconds(t: float) -> str:
-    """A manifest's or lock's time: UTC, to the second, ``+00:00``."""
-    return _dt.datetime.fromtimestamp(t, _dt.timezone.utc).isoformat(timespec="seconds")
+def iso_time(t: float) -> str:
+    """A manifest's or lock's time, in the one form people read times in (ut48a #8: ``…T12:13:38+00:00``
+    here, ``…T12:13:38.000Z`` in every message).
+
+    >>> iso_time(1_709_280_000.1234)
+    '2024-03-01T08:00:00.123Z'
+    """
+    return _dt.datetime.fromtimestamp(t, _dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def describe_holder(held: dict) -> str:

@@ -17,6 +17,9 @@ def java_version() -> int:
     """Major version of the `java` Spark would use; raises ConfigError when there is none."""
     home = os.environ.get("JAVA_HOME")
     java = os.path.join(home, "bin", "java") if home else shutil.which("java")
+    if home and not os.path.exists(java):  # ut48a #7: "set JAVA_HOME" to a user who had set it
+        raise ConfigError(f"changeprov needs Java 17 or newer: JAVA_HOME is {home}, which has no bin/java; "
+                          "point it at a Java 17+ installation, or unset it to use the `java` on PATH")
     if not java or not os.path.exists(java):
         raise ConfigError(f"changeprov needs Java 17 or newer and found none: {INSTALL_HINT}")
     out = subprocess.run([java, "-version"], capture_output=True, text=True, check=False).stderr

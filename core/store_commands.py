@@ -186,7 +186,9 @@ def run_query_cmd(args: argparse.Namespace) -> int:
             raise InputError("--list lists the named queries: give it alone or with a query NAME, not --file")
         _print_list(args.format, args.name)
         return 0
-    if bool(args.name) == bool(args.file):
+    if args.name and args.file:  # ut48a #7: both given read "give a query NAME or --file"
+        raise InputError(f"give a query NAME or --file QUERY.rq, not both ({args.name!r} and {args.file})")
+    if not args.name and not args.file:
         raise InputError("give a query NAME or --file QUERY.rq (see --list)")
     q = load_query_file(args.file) if args.file else get_query(args.name)
     refuse_service(q.text, allow_service=args.allow_service)

@@ -11,7 +11,7 @@ import time
 from pyspark.sql import DataFrame
 
 from changeprov.errors import InputError
-from changeprov.exportlayout import (PART_NAME, iso_seconds, manifest_runs, parse_manifest, run_ids, run_totals,
+from changeprov.exportlayout import (PART_NAME, iso_time, manifest_runs, parse_manifest, run_ids, run_totals,
                                      shown_time, written_by_a_run)
 from changeprov.spark.fs import FileSystem, partial_name
 
@@ -257,7 +257,7 @@ def _commit(spark, fs: FileSystem, staging: str, *, mode: str, compress: str, ru
                                           "counts", "files", "file_bytes")}]
     manifest["totals"] = run_totals(manifest)
     fs.delete(staging)
-    manifest["finished"] = iso_seconds(time.time())
+    manifest["finished"] = iso_time(time.time())
     fs.replace_text("manifest.json", json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     # Each output folder is committed like a Spark job directory (readers of DIR/triples alone check
     # DIR/triples/_SUCCESS); DIR/_SUCCESS, last, commits the whole export.

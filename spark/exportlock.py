@@ -10,7 +10,7 @@ import time
 from typing import Callable
 
 from changeprov.errors import InputError
-from changeprov.exportlayout import LOCK, alive, describe_holder, iso_seconds, lock_fields, lock_holder
+from changeprov.exportlayout import LOCK, alive, describe_holder, iso_time, lock_fields, lock_holder
 from changeprov.spark.fs import FileSystem, local_out
 
 
@@ -22,7 +22,7 @@ def acquire_lock(fs: FileSystem, out: str, run_id: str, *,
     of a restarted container) is taken over, after checking that it is still the same lock, and
     ``progress`` says whose it was: the run then deletes that run's leftovers, which the log must explain."""
     fs.mkdirs()
-    mine = {"run_id": run_id, "host": socket.gethostname(), "pid": os.getpid(), "started": iso_seconds(time.time())}
+    mine = {"run_id": run_id, "host": socket.gethostname(), "pid": os.getpid(), "started": iso_time(time.time())}
     data = (json.dumps(mine) + "\n").encode()
     held: dict = {}
     taken_from: dict | None = None

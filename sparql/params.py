@@ -68,9 +68,29 @@ def parse_time(value: str, *, end_of_day: bool = False, now_ms: int | None = Non
                 ms = min(ms + 1, terms.MAX_MS)  # past the last millisecond: nothing is later anyway
         return terms.xsd_datetime(ms)
     except terms.BadTimestamp as exc:
-        # every form taken (ut45e #10: "now" and a time without a zone were taken but not named)
+        # every form taken (ut45e #10: "now" and a time without a zone were taken but not named), and
+        # what is wrong in the value as given (ut48a #7: the text as rewritten, quoted a second time)
         raise InputError(f"not a time (ISO-8601 like 2024-03-05T12:00:00Z, or without a zone: UTC; a date; epoch ms; "
-                         f"or now): {value[:80]!r}: {exc}") from None
+                         f"or now): {value[:80]!r}{_time_problem(str(exc))}") from None
+
+
+def _time_problem(said: str) -> str:
+    """What ``terms.rfc3339_to_ms`` found wrong, without its copy of the (rewritten) text.
+
+    >>> _time_problem("not a valid date-time: '2024-13-01T23:59:59.999Z' (month must be in 1..12)")
+    ' (month must be in 1..12)'
+    >>> _time_problem("not an RFC 3339 date-time (YYYY-MM-DDThh:mm:ss[.f…](Z|±hh:mm)): 'tomorrow'")
+    ''
+    >>> _time_problem("epoch milliseconds out of range 0..253402300799999: huge")
+    ': epoch milliseconds out of range 0..253402300799999: huge'
+    """
+    if said.startswith("not a valid date-time") and (m := re.search(r"\(([^()]*)\)$", said)):
+        return f" ({m.group(1)})"
+    if said.startswith("not a valid UTC offset"):
+        return " (not a valid UTC offset)"
+    if said.startswith("date-time out of range"):
+        return " (out of range 1970-01-01T00:00:00Z … 9999-12-31T23:59:59.999Z)"
+    return "" if said.startswith("not an RFC 3339 date-time") else f": {said}"
 
 
 EPOCH_MS_FROM = 100_000_000_000  # 1973-03-03 in epoch ms; smaller numbers are seconds or dates
@@ -461,6 +481,9 @@ def bind_params(store: TripleStore, q: NamedQuery, values: Mapping[str, object],
                 raise InputError(f"query {q.name}: missing required parameter {p.name} ({p.type}: {p.description})")
             continue
         text = param_text(p, value)
+        if p.required and p.type in ("string", "regex") and not text.strip():
+            # ut48a #8: text= (an unset shell variable?) listed every entity; other types say what is wrong
+            raise InputError(f"query {q.name}: required parameter {p.name} is empty ({p.type}: {p.description})")
         try:
             bound[p.name] = convert(store, p, text, now_ms=now_ms, notes=notes,
                                     at=bound.get("as_of") if values.get("as_of") is not None else None)

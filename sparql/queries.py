@@ -19,7 +19,7 @@ from changeprov.sparql.params import (_current_name, _lineage_ends_named_once, _
                                       bind_params, has_node, parse_param_args, parse_time, resolve_node, user_name)
 from changeprov.sparql.query_files import (NamedQuery, get_query, list_queries, lookup,  # noqa: F401
                                            load_query_file, parse_header)
-from changeprov.sparql.stores import Rows, TripleStore, refuse_service
+from changeprov.sparql.stores import Rows, TripleStore, query_form, refuse_service
 
 
 def run_query(store: TripleStore, q: NamedQuery | str, values: Mapping[str, object] | None = None, *,
@@ -36,7 +36,7 @@ def run_query(store: TripleStore, q: NamedQuery | str, values: Mapping[str, obje
     >>> len(rows), rows.notes[0][:35]
     (0, 'the store holds no triples: nothing')
     """
-    q, bound, notes = _prepared(store, q, values, allow_service=allow_service, now_ms=now_ms)
+    q, bound, notes = _prepared(store, q, values, allow_service=allow_service, now_ms=now_ms, forms=("SELECT",))
     if raw:
         return store.select(q.text, bound)
     rows = _answer(store, q, bound)
@@ -60,7 +60,7 @@ def run_ask(store: TripleStore, q: NamedQuery | str, values: Mapping[str, object
             allow_service: bool = False, now_ms: int | None = None, notes: list[str] | None = None) -> bool:
     """An ASK query file's answer, its parameters bound and SERVICE refused as ``run_query`` does;
     ``notes`` (a list, if given) receives what ``run_query`` puts in an answer's notes."""
-    q, bound, said = _prepared(store, q, values, allow_service=allow_service, now_ms=now_ms)
+    q, bound, said = _prepared(store, q, values, allow_service=allow_service, now_ms=now_ms, forms=("ASK",))
     if notes is not None:
         notes += said
     return store.ask(q.text, bound)
@@ -71,14 +71,15 @@ def run_construct(store: TripleStore, q: NamedQuery | str, values: Mapping[str, 
                   notes: list[str] | None = None) -> list[ox.Triple]:
     """A CONSTRUCT or DESCRIBE query file's triples, as ``run_ask`` runs an ASK (mq1 #9: a library
     caller had to repeat the command's steps, the SERVICE guard among them)."""
-    q, bound, said = _prepared(store, q, values, allow_service=allow_service, now_ms=now_ms)
+    q, bound, said = _prepared(store, q, values, allow_service=allow_service, now_ms=now_ms,
+                               forms=("CONSTRUCT", "DESCRIBE"))
     if notes is not None:
         notes += said
     return store.construct(q.text, bound)
 
 
 def _prepared(store: TripleStore, q: NamedQuery | str, values: Mapping[str, object] | None, *,
-              allow_service: bool, now_ms: int | None) -> tuple[NamedQuery, dict, list[str]]:
+              allow_service: bool, now_ms: int | None, forms: tuple[str, ...]) -> tuple[NamedQuery, dict, list[str]]:
     """(the query, its bound parameters, the notes so far), SERVICE refused first. A value of the wrong
     kind is an InputError naming it, not an AttributeError from deep inside (ut40c #6)."""
     if not isinstance(store, TripleStore):
@@ -92,6 +93,10 @@ def _prepared(store: TripleStore, q: NamedQuery | str, values: Mapping[str, obje
     if values is not None and any(not isinstance(k, str) for k in values):  # ut44f #6: a TypeError
         raise InputError(f"parameter names are strings, got {next(k for k in values if not isinstance(k, str))!r:.80}")
     refuse_service(q.text, allow_service=allow_service)
+    form = query_form(q.text)
+    if form not in forms:  # ut48a #7: a SELECT given to run_ask failed on binding its parameters
+        runner = {"SELECT": "run_query", "ASK": "run_ask"}.get(form, "run_construct")
+        raise InputError(f"{q.name} is {'an' if form == 'ASK' else 'a'} {form} query: {runner} runs it")
     unfinished = store.unfinished_load()  # a library caller sees no warning on stderr (ut19 #5)
     notes: list[str] = [unfinished] if unfinished else []
     return q, bind_params(store, q, values or {}, now_ms=now_ms, notes=notes), notes

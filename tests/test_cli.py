@@ -466,3 +466,56 @@ def test_a_bad_memory_size_is_refused_before_spark_starts(tmp_path, capsys, opti
     key, _, value = option.partition("=")
     assert f"--conf {key}={value!r}: a size such as 4g, 512m or 2048 (MiB)" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
+
+
+def test_demo_refuses_a_workdir_of_other_files(tmp_path, capsys):
+    """ut48a #1: the demo deleted DIR/store and replaced DIR/events.jsonl of a folder it had not made."""
+    from changeprov.demo import MARK, check_workdir
+
+    work = tmp_path / "w"
+    (work / "store").mkdir(parents=True)
+    (work / "store" / "precious.txt").write_text("notes")
+    assert main(["demo", "--workdir", str(work)]) == 2
+    err = capsys.readouterr().err
+    assert "holds files the demo did not write (store)" in err and "Traceback" not in err
+    assert (work / "store" / "precious.txt").read_text() == "notes"
+    (work / MARK).write_text("")
+    check_workdir(work)  # an earlier demo's folder
+    check_workdir(tmp_path / "new")
+    (tmp_path / "empty").mkdir()
+    check_workdir(tmp_path / "empty")
+
+
+def test_export_refuses_a_bad_master_before_the_jvm_starts(tmp_path, capsys):
+    """ut48a #2: Spark printed a Java stack trace, then "Java gateway process exited"."""
+    (tmp_path / "in.jsonl").write_text("{}\n")
+    assert main(["export", str(tmp_path / "in.jsonl"), "--out", str(tmp_path / "o"), "--master", "bogus"]) == 2
+    err = capsys.readouterr().err
+    assert "master 'bogus' is no Spark master" in err and "Exception in thread" not in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_map_warns_of_an_output_load_will_not_read_and_of_lines_none_of_which_mapped(tmp_path, capsys):
+    """ut48a #5, #6: `--out m.ttl` mapped, then `load m.ttl` refused it; a Markdown file's lines, all
+    MALFORMED_JSON, read as a run that succeeded."""
+    (tmp_path / "notes.md").write_text("# notes\n\nnot an event\n")
+    assert main(["map", str(tmp_path / "notes.md"), "--out", str(tmp_path / "m.ttl"),
+                 "--quarantine", str(tmp_path / "q.jsonl")]) == 0
+    err = capsys.readouterr().err
+    assert "none of the 3 lines was mapped (quarantined: MALFORMED_JSON 2): are these OpenMetadata" in err, err
+    assert "m.ttl is N-Triples, named otherwise: `changeprov load` reads a file named *.nt" in err
+
+
+def test_query_with_a_name_and_a_file_says_not_both(tmp_path, capsys):
+    (tmp_path / "q.rq").write_text("SELECT * WHERE { ?s ?p ?o }\n")
+    assert main(["query", "downstream", "--file", str(tmp_path / "q.rq"), "--store", str(tmp_path / "s")]) == 2
+    assert "give a query NAME or --file QUERY.rq, not both ('downstream' and" in capsys.readouterr().err
+
+
+def test_a_java_home_without_java_is_named(tmp_path, monkeypatch):
+    from changeprov.errors import ConfigError
+    from changeprov.javacheck import java_version
+
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path))
+    with pytest.raises(ConfigError, match=f"JAVA_HOME is {tmp_path}, which has no bin/java"):
+        java_version()

@@ -26,7 +26,7 @@ from changeprov.mapping.terms import rfc3339_to_ms, urn_iri
 from changeprov.sparql import notes
 from changeprov.sparql.describe import describe_triples, render_graph
 from changeprov.sparql.loader import load_export
-from changeprov.sparql.queries import get_query, list_queries, load_query_file, run_query
+from changeprov.sparql.queries import get_query, list_queries, load_query_file, run_ask, run_construct, run_query
 from changeprov.sparql.stores import open_store
 from changeprov.sparql.values import values_block
 
@@ -2502,6 +2502,10 @@ def test_hostile_parameter_values(store, value):
         assert said == f"empty {kind}" if not value else \
             said.startswith(f"no {kind} with fullyQualifiedName, URN or IRI {value!r} in the store"), said
     for name, params in [("who-changed", {"entity": OM_ORDERS, "field": value}), ("resolve", {"key": value})]:
+        if not value and name == "resolve":  # a required text given empty (ut48a #8)
+            with pytest.raises(InputError, match="required parameter key is empty"):
+                run_query(store, get_query(name), params)
+            continue
         rows = run_query(store, get_query(name), params)
         assert rows.rows == [], (name, value, rows.rows[:2])
     with pytest.raises(InputError) as error:
@@ -2532,7 +2536,7 @@ def test_unknown_and_missing_parameters(embedded, capsys, db):
     ("audit-sensitive-tags", {"tag_pattern": "[pii"}, "tag_pattern: not a valid regular expression"),
     ("changes-by-user", {"user": "alice.wong", "since": "2024-03-05", "until": "2024-03-01"},
      "since .2024-03-05T00:00:00.000Z. is after until .2024-03-01T23:59:59.999Z."),
-    ("upstream", {"entity": LTV, "as_of": "yesterday"}, "'yesterday': not an RFC 3339"),
+    ("upstream", {"entity": LTV, "as_of": "yesterday"}, "or now.: 'yesterday'$"),
     ("upstream", {"entity": LTV, "as_of": "99999999999999999"}, "epoch milliseconds out of range"),
     # ut5a #6: epoch seconds and compact dates read as epoch ms are 1970, and lineage then is empty
     ("upstream", {"entity": LTV, "as_of": "1709683200"}, "1970-01-20.*epoch seconds. then 1709683200000"),
@@ -3968,6 +3972,32 @@ def test_an_answers_terms_can_be_passed_back_as_parameters(store):
 def test_a_bad_time_from_python_names_its_parameter(embedded, value, says):
     with pytest.raises(InputError, match=re.escape(says)):
         run_query(embedded, "upstream", {"entity": LTV, "as_of": value})
+
+
+@pytest.mark.parametrize("value, says", [
+    # ut48a #7: the value quoted twice; a bare date quoted as the time it was rewritten to
+    ("tomorrow", "parameter as_of: not a time (ISO-8601 like 2024-03-05T12:00:00Z, or without a zone: UTC; a date; "
+                 "epoch ms; or now): 'tomorrow'"),
+    ("2024-13-01", "(month must be in 1..12)"),
+    ("2024-03-05T10:00:00+25:00", "'2024-03-05T10:00:00+25:00' (not a valid UTC offset)"),
+])
+def test_a_bad_time_is_quoted_once_as_given(embedded, value, says):
+    with pytest.raises(InputError) as caught:
+        run_query(embedded, "upstream", {"entity": LTV, "as_of": value})
+    said = str(caught.value)
+    assert said.endswith(says) and said.count(value) == 1 and "T23:59" not in said, said
+
+
+def test_a_query_of_another_form_names_the_function_that_runs_it_and_an_empty_required_value_is_refused(embedded):
+    """ut48a #7: run_ask of a SELECT failed on binding its parameters; #8: find-entity text= listed every
+    entity."""
+    with pytest.raises(InputError, match=r"^downstream is a SELECT query: run_query runs it$"):
+        run_ask(embedded, "downstream", {"entity": LTV})
+    with pytest.raises(InputError, match=r"^entity-history is a SELECT query: run_query runs it$"):
+        run_construct(embedded, "entity-history", {"entity": LTV})
+    with pytest.raises(InputError, match="required parameter text is empty"):
+        run_query(embedded, "find-entity", {"text": " "})
+    assert run_query(embedded, "find-entity", {"text": "orders"}).rows
 
 
 def test_parse_time_takes_text_and_says_so():
