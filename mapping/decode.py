@@ -160,9 +160,12 @@ def _parse_float(token: str) -> JsonDecimal:
     _too_long(token)
     value = JsonDecimal(token)
     if "e" in token or "E" in token or len(token) > _DOUBLE_SAFE_DIGITS:
-        if math.isinf(float(token)):
-            raise Rejected("MALFORMED_JSON", f"number {token[:40]}{'…' if len(token) > 40 else ''} "
-                                             "overflows a double")
+        shown = f"{token[:40]}{'…' if len(token) > 40 else ''}"
+        as_double = float(token)
+        if math.isinf(as_double):
+            raise Rejected("MALFORMED_JSON", f"number {shown} overflows a double")
+        if as_double == 0 and value != 0:  # rv48 #2: Spark's parser reads it as 0 (a version 1e-400 became 0.0)
+            raise Rejected("MALFORMED_JSON", f"number {shown} underflows a double (it would read as 0)")
     return value
 
 

@@ -76,18 +76,22 @@ def _json_kind(text: Column) -> Column:
             .when(first == "n", "null").otherwise("a number"))
 
 
-_BIG_NUMBER = r"[0-9]{300}|[eE][+]?0*[0-9]{3}"
+_BIG_NUMBER = r"[0-9]{300}|[eE][+-]?0*[0-9]{3}"
 
 
 def _overflowing_number(text: Column) -> Column:
-    """A number Spark would turn into a string "Infinity" (json.loads gives inf or a huge int).
+    """A number Spark would turn into a string "Infinity" (json.loads gives inf or a huge int), or one
+    not zero that a double reads as 0 (rv48 #2: a version 1e-400 became the version "0.0").
 
     The raw-text guard is cheap and rarely true; only then are the number tokens looked at."""
+    def out_of_range(t: Column) -> Column:
+        d = t.cast("double")
+        return (F.abs(d) == F.lit(float("inf"))) | ((d == 0) & F.regexp_extract(t, r"^-?([0-9.]*)", 1).rlike("[1-9]"))
+
     def exact() -> Column:
         bare = F.regexp_replace(F.regexp_replace(text, r"\\.", ""), r'"[^"]*"', '""')
         tokens = F.regexp_extract_all(bare, F.lit(r"-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?"), 0)
-        return F.when(bare.rlike(_BIG_NUMBER),
-                      F.exists(tokens, lambda t: F.abs(t.cast("double")) == F.lit(float("inf"))))
+        return F.when(bare.rlike(_BIG_NUMBER), F.exists(tokens, out_of_range))
     return F.coalesce(F.when(text.rlike(_BIG_NUMBER), exact()), F.lit(False))
 
 
