@@ -62,13 +62,11 @@ def value_literal(value: Any) -> Literal:
         return Literal("true" if value else "false", datatype=XSD_BOOLEAN)
     if isinstance(value, str):
         return Literal(value)
-    if isinstance(value, int):
-        return Literal(str(value), datatype=XSD_INTEGER)
-    if isinstance(value, Decimal):
-        # Exactly Spark's variant typing: an exponent makes a double; a decimal whose canonical
-        # form is integral (1.0 → 1) is an integer; otherwise a decimal.
-        text = terms.canonical_json(value)
-        if "E" in text or "e" in getattr(value, "lexical", ""):
+    if isinstance(value, (int, Decimal)):
+        # Exactly Spark's variant typing: an exponent (either case) or more than decimal(38) holds makes a
+        # double; a decimal whose canonical form is integral (1.0 → 1) is an integer; otherwise a decimal.
+        text = terms.json_number(value)
+        if terms.is_double(value):
             return Literal(text, datatype=XSD_DOUBLE)
         return Literal(text, datatype=XSD_DECIMAL if "." in text else XSD_INTEGER)
     return json_literal(value)

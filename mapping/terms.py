@@ -403,9 +403,8 @@ def json_number(x: int | Decimal | float) -> str:
     if isinstance(x, bool):
         raise TypeError("a bool is not a number")
     if isinstance(x, int):
-        text = str(x)
-        if len(text.lstrip("-")) <= MAX_DECIMAL_DIGITS:
-            return text
+        if not is_double(x):
+            return str(x)
         try:
             return java_double(float(x))
         except OverflowError:
@@ -416,20 +415,38 @@ def json_number(x: int | Decimal | float) -> str:
         if not x.is_finite():
             raise ValueError(f"not a finite number: {x}")
         lexical = getattr(x, "lexical", None)
-        if lexical is not None and ("e" in lexical or "E" in lexical):
-            return java_double(float(lexical))
-        sign, digits, exp = x.as_tuple()
-        precision, scale = len(digits), -exp
-        if lexical is None and exp > 0:  # a computed Decimal like 1E+2: its plain spelling's precision
-            precision, scale = len(digits) + exp, 0
-        if precision > MAX_DECIMAL_DIGITS or scale > MAX_DECIMAL_DIGITS or scale < 0:
+        if is_double(x):
             return java_double(float(lexical if lexical is not None else x))
+        sign, digits, exp = x.as_tuple()
         if x == 0:
             return "0"
         text = "".join(map(str, digits)).rstrip("0")
         exp += len(digits) - len(text)
         return ("-" if sign else "") + _plain(text, exp, min_fraction=0)
     raise TypeError(f"not a JSON number: {type(x).__name__}")
+
+
+def is_double(x: int | Decimal | float) -> bool:
+    """Whether Spark's variant holds the JSON number ``x`` as a double: an exponent (``5E-1``), more than 38
+    digits, a scale beyond decimal(38), a Python float (rv48 #3: map typed ``5E-1`` and a 39-digit integer
+    as decimal and integer, Spark as doubles).
+
+    >>> from changeprov.mapping.decode import JsonDecimal
+    >>> [is_double(v) for v in (7, 10**38, JsonDecimal("5E-1"), JsonDecimal("1.5"), JsonDecimal("1." + "0" * 39))]
+    [False, True, True, False, True]
+    """
+    if isinstance(x, int) and not isinstance(x, bool):
+        return len(str(x).lstrip("-")) > MAX_DECIMAL_DIGITS
+    if isinstance(x, Decimal):
+        lexical = getattr(x, "lexical", None)
+        if lexical is not None and ("e" in lexical or "E" in lexical):
+            return True
+        _sign, digits, exp = x.as_tuple()
+        precision, scale = len(digits), -exp
+        if lexical is None and exp > 0:  # a computed Decimal like 1E+2: its plain spelling's precision
+            precision, scale = len(digits) + exp, 0
+        return precision > MAX_DECIMAL_DIGITS or scale > MAX_DECIMAL_DIGITS or scale < 0
+    return isinstance(x, float)
 
 
 def canonical_json(value) -> str:
