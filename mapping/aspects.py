@@ -26,10 +26,12 @@ def map_aspect(g: Graph, event: NamedNode, entity: NamedNode, entity_urn: str, c
     for value, where in ((new, "aspect"), (old, "previousAspectValue")):
         if value is not None and not isinstance(value, dict):
             raise Rejected("BAD_ASPECT_JSON", f"{where}.value: a {aspect} aspect is a JSON object, not {json_type(value)}")
-    if pattern == "members":
-        for value, where in ((new, "aspect"), (old, "previousAspectValue")):
-            if value is not None:
-                shape_error(value, spec["path"], f"{where}.value")
+    # ... nor may a list a whole-set aspect states (rv48 #5: an upstreamLineage of {"dataset": 42} ended every
+    # earlier upstream edge, a schema of "fields": {} dropped every column)
+    shapes = [spec["path"]] if pattern == "members" else spec.get("shapes", [])
+    for value, where in ((new, "aspect"), (old, "previousAspectValue")):
+        for path in shapes if value is not None else ():
+            shape_error(value, path, f"{where}.value")
     if pattern == "members":
         member_changes(g, change, old=_members(g, spec, old, "previousAspectValue"),
                        new=_members(g, spec, new, "aspect"), added=spec["added"], removed=spec["removed"],
@@ -120,8 +122,11 @@ def _members(g: Graph, spec: dict, value: Any, where: str) -> dict[str, NamedNod
 
 
 def _job_datasets(g: Graph, value: Any, key: str, where: str) -> dict[str, NamedNode]:
-    found = set(_urns(value, [f"{key}Datasets", "*"])) | set(_urns(value, [f"{key}DatasetEdges", "*", "destinationUrn"]))
-    return {u: _node(g, f"{where}.value.{key}Datasets", u, "om-event:MetadataEntity") for u in sorted(found)}
+    # in list order, datasets before edges, as the export checks them (rv48 #8: a bad URN's detail named
+    # the first in sorted order)
+    found = dict.fromkeys([*_urns(value, [f"{key}Datasets", "*"]),
+                           *_urns(value, [f"{key}DatasetEdges", "*", "destinationUrn"])])
+    return {u: _node(g, f"{where}.value.{key}Datasets", u, "om-event:MetadataEntity") for u in found}
 
 
 def _upstream_lineage(g: Graph, event: NamedNode, entity: NamedNode, old: Any, new: Any) -> None:

@@ -105,6 +105,8 @@ def aspect(plan: Plan, name: Column, *, event: Column, urn: Column, safe: Column
             part = F.when(~deleting & (variant_kind(new) == "object"), _run(safe, pattern, new))
         else:
             continue  # "status": the lifecycle only
+        if spec.get("shapes"):  # rv48 #5: a list of another shape ended every member (aspects.map_aspect)
+            part = _shaped(part, spec["shapes"], old, new)
         out = F.when(name == aspect_name, part) if out is None else out.when(name == aspect_name, part)
     none = F.struct(_empty().alias("t"), no_reject().alias("c"))
     # a known aspect's value is a JSON object (one check for all: its kinds are computed already)
@@ -159,6 +161,16 @@ def shape_error(value: Column, path: list[str], where: str) -> Column:
     levels.append(wrong(cur, lambda x: F.coalesce(F.schema_of_variant(x) != "STRING", F.lit(True)), where,
                         "a string"))
     return F.coalesce(*levels)
+
+
+def _shaped(part: Column, shapes: list[list[str]], old: Column, new: Column) -> Column:
+    """``part`` (struct<t, c>) rejected as BAD_ASPECT_JSON where a list along one of ``shapes`` has another
+    shape, the new value's paths first, as aspects.map_aspect checks them."""
+    found = [shape_error(value, path, f"{at}.value") for value, at in ((new, "aspect"), (old, "previousAspectValue"))
+             for path in shapes]
+    return let({"w": F.coalesce(*found), "p": part}, lambda c: F.struct(
+        c["p"]["t"].alias("t"),
+        F.coalesce(F.when(c["w"].isNotNull(), reject("BAD_ASPECT_JSON", c["w"])), c["p"]["c"]).alias("c")))
 
 
 def _struct(x: Column) -> Column:
