@@ -167,6 +167,7 @@ def map_ece(obj: dict, *, at: str = "") -> Graph:
     actor = get(obj, "auditStamp.actor", str, at=at)
     modifier = get(obj, "modifier", str, at=at)
     parameters = get(obj, "parameters", dict, at=at)
+    impersonator = get(obj, "auditStamp.impersonator", str, at=at)
 
     # parameters are part of the event: two owners given one owner type in one edit differ only there
     event = minted("event", ECE, entity_urn, category, operation, modifier or "", str(ms), actor or "",
@@ -174,6 +175,8 @@ def map_ece(obj: dict, *, at: str = "") -> Graph:
     g = Graph()
     entity = entity_node(g, at + "entityUrn", entity_urn, asset_type=entity_type)
     agent = actor_node(g, event, at + "auditStamp.actor", actor)
+    if impersonator:  # as an MCL's created.impersonator (rv48 #6: a change event's was dropped)
+        g.add(event, om("impersonatedBy"), agent_node(g, at + "auditStamp.impersonator", impersonator))
     pattern = rule["pattern"]
     lifecycle = rules()["eceLifecycle"].get(operation) if pattern == "lifecycle" else None
     event_node(g, event, event_type=rule["eventType"], ms=ms, entity=entity, agent=agent,

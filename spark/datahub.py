@@ -230,8 +230,9 @@ def _is_true(x: Column) -> Column:
 
 ECE_TOP = ("category", "operation", "entityUrn", "entityType", "auditStamp", "modifier", "parameters")
 ECE_PARAMS = tuple(dict.fromkeys(["resourceUrn", "dataJobUrn"] + [k for k, _, _, _ in _MEMBER_PATTERNS.values()]))
-ECE_NESTED = {"auditStamp": ("time", "actor"), "parameters": ECE_PARAMS}
-ECE_TEXTS = ("category", "operation", "entityUrn", "entityType", "auditStamp.actor", "modifier") + tuple(
+ECE_NESTED = {"auditStamp": ("time", "actor", "impersonator"), "parameters": ECE_PARAMS}
+ECE_TEXTS = ("category", "operation", "entityUrn", "entityType", "auditStamp.actor", "auditStamp.impersonator",
+             "modifier") + tuple(
     "parameters." + k for k in ECE_PARAMS)
 
 
@@ -266,9 +267,13 @@ def _ece_head(plan: Plan, f: Fields, ck: Checks, *, at: str) -> dict:
     f.check(ck, "auditStamp.actor", STR, at=at)
     f.check(ck, "modifier", STR, at=at)
     f.check(ck, "parameters", OBJ, at=at)
+    f.check(ck, "auditStamp.impersonator", STR, at=at)
     ck.urn(urn, at + "entityUrn")
     with ck.guard(truthy(actor)):
         ck.urn(actor, at + "auditStamp.actor")
+    imp = t["auditStamp.impersonator"]
+    with ck.guard(truthy(imp)):
+        ck.urn(imp, at + "auditStamp.impersonator")
     pattern = h["pattern"]
     # _ece_structure: a member URN (from parameters or the modifier), a proposal, a run's job
     member_value = member_prop = member_cls = member_path = F.lit(None).cast("string")
@@ -330,6 +335,8 @@ def _ece_triples(f: Fields, h: dict) -> Column:
     urn, actor, kind = t["entityUrn"], t["auditStamp.actor"], h["kind"]
     ev, en = iri(h["event"]), iri(h["safe"])
     agent = F.when(truthy(actor), urn_term(actor))
+    imp = t["auditStamp.impersonator"]
+    imp_agent = F.when(truthy(imp), urn_term(imp))
     lifecycle = F.when(h["pattern"] == "lifecycle", F.try_element_at(_terms(rules()["eceLifecycle"]), t["operation"]))
     change = iri(change_node(h["event"], kind))
     mv = h["member_value"]
@@ -348,6 +355,9 @@ def _ece_triples(f: Fields, h: dict) -> Column:
         *event_triples(ev, event_type=h["event_type"], ms=h["ms"], entity=en, agent=agent, lifecycle=lifecycle,
                        operation=h["op"]),
         triple(ev, om("entityType"), literal(t["entityType"])),
+        # rv48 #6: as an MCL's created.impersonator
+        triple(ev, om("impersonatedBy"), imp_agent),
+        *[F.when(imp_agent.isNotNull(), x) for x in urn_agent(imp_agent, imp)],
         *field_change_triples(h["event"], kind, t["category"], old=F.when(kind == "deleted", payload),
                               new=F.when(kind != "deleted", payload)),
         *[F.when(h["member_ok"], x) for x in member_triples],

@@ -108,6 +108,29 @@ HOSTILE = {
     "mcl-aspect-lone-surrogate": mcl(aspect={"value": '{"a": "\\ud800"}'}),
     "mcl-aspect-deep": mcl(aspect={"value": "[" * 130 + "]" * 130}),
     "mcl-aspect-huge-number": mcl(aspect={"value": '{"a": 1e400}'}),
+    "mcl-aspect-underflowing-number": mcl(aspect={"value": '{"a": 1e-400}'}),  # rv48 #2
+    # rv48 #6: a change event's impersonator, as an MCL's
+    **{f"ece-impersonator-{i}": ece(auditStamp={"time": 1709546700000, "actor": "urn:li:corpuser:bob", "impersonator": imp})
+       for i, imp in enumerate(["urn:li:corpuser:bot", "bot", 7, "", None, "urn:li:corpGroup:ops"])},
+    # rv48 #8: the detail names the first bad URN in list order
+    "mcl-job-io-two-bad-urns": mcl(aspectName="dataJobInputOutput", aspect={"value": json.dumps(
+        {"inputDatasets": ["urn:"], "inputDatasetEdges": [{"destinationUrn": "notaurn"}]})}),
+    "ece-impersonator-bad-type-and-bad-modifier": ece(modifier=5, auditStamp={"time": 1709546700000, "impersonator": 7}),
+    # rv48 #5: a list an aspect states whole, of another shape, ended every earlier edge, input or column
+    **{f"mcl-{aspect}-shape-{i}": mcl(aspectName=aspect, aspect={"value": json.dumps(value)},
+                                      previousAspectValue={"value": json.dumps(before)})
+       for aspect, before, values in (
+           ("upstreamLineage", {"upstreams": [{"dataset": "urn:li:dataset:(urn:li:dataPlatform:hive,a,PROD)"}]},
+            [{"upstreams": [{"dataset": 42}]}, {"upstreams": "urn:li:dataset:(urn:li:dataPlatform:hive,a,PROD)"},
+             {"upstreams": [{"dataset": {"urn": "x"}}]}, {"fineGrainedLineages": [{"upstreams": "x"}]},
+             {"upstreams": [{"dataset": "urn:li:dataset:(urn:li:dataPlatform:hive,b,PROD)"}], "fineGrainedLineages": [7]}]),
+           ("dataJobInputOutput", {"inputDatasets": ["urn:li:dataset:(urn:li:dataPlatform:hive,a,PROD)"]},
+            [{"inputDatasets": [{"urn": "x"}]}, {"inputDatasetEdges": [{"destinationUrn": 42}]}, {"outputDatasets": "x"}]),
+           ("schemaMetadata", {"fields": [{"fieldPath": "id"}]},
+            [{"fields": {"fieldPath": "id"}}, {"fields": [{"fieldPath": 3}]}, {"fields": ["id"]}]))
+       for i, value in enumerate(values)},
+    "mcl-upstreamLineage-previous-shape": mcl(aspectName="upstreamLineage", aspect={"value": '{"upstreams": []}'},
+                                             previousAspectValue={"value": '{"upstreams": [{"dataset": 1}]}'}),
     "mcl-aspect-value-number": mcl(aspect={"value": 5}),
     "mcl-aspect-missing": mcl(aspect=_DROP),
     "mcl-aspect-empty-string": mcl(aspect={"value": ""}),

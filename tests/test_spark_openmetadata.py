@@ -85,6 +85,15 @@ HOSTILE: list = [
     b'{"eventType":"entityCreated","entityType":"table","entityId":"t","timestamp":' + b"1" * 45 + b"}",
     b'{"eventType":"entityCreated","entityType":"table","entityId":"t","Timestamp":1.5,"timestamp":5}',
     b'{"eventType":"entityCreated","entityType":"table","entityId":"t","timestamp":5,"TIMESTAMP":1.5}',
+    # rv48 #2: a number a double reads as 0 (Spark made the version "0.0"); a subnormal one is not 0
+    b'{"eventType":"entityCreated","entityType":"table","entityId":"t","timestamp":5,"currentVersion":1e-400}',
+    b'{"eventType":"entityCreated","entityType":"table","entityId":"t","timestamp":5,"currentVersion":1e-320}',
+    b'{"eventType":"entityCreated","entityType":"table","entityId":"t","timestamp":5,"x":[-1E-330]}',
+    b'{"eventType":"entityCreated","entityType":"table","entityId":"t","timestamp":5,"x":0e-500}',
+    # rv48 #3: a value's datatype as Spark's variant types it (an exponent in either case, > 38 digits)
+    *(b'{"id":"lit-%d","eventType":"entityUpdated","entityType":"table","entityId":"t1","timestamp":1709280000000,'
+      b'"changeDescription":{"fieldsUpdated":[{"name":"description","oldValue":%s}]}}' % (i, v)
+      for i, v in enumerate([b"5E-1", b"1.5E0", b"10." + b"0" * 38 + b"1", b"1" + b"0" * 38, b"0.5e0", b"-7E2"])),
     _with(BASE, userName=""), _with(BASE, userName=5), _with(BASE, userName="a b#c%d<e>\"f"),
     _with(BASE, userName="tab\there"), _with(BASE, userName="caf\u00e9 \u65e5\u672c \U0001F600"),
     _with(BASE, userName="\u0085x"), _with(BASE, userName="\ufffd"), _with(BASE, userName="no\u00a0break"),
