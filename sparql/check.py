@@ -392,8 +392,13 @@ def run_checks(store: TripleStore | None, *, limit: int = 10, extra_queries: Map
                          "the PROV checks count the types PROV-O's domains and ranges give only after `changeprov "
                          "reason` (a store not reasoned)")
     if store is not None and {"shacl", "prov"} & set(groups) and store.ask(lookup("named-graphs")):
-        notes.append("the store also has named graphs: the checks read its default graph only, as the named queries "
-                     "do (ut44c #3: triples in a named graph passed unseen)")
+        if store.ask(lookup("named-graphs-apart")):
+            notes.append("the store also has named graphs: the checks read its default graph only, as the named "
+                         "queries do (triples in a named graph are not checked)")
+        else:  # ut48b #6: a server whose default graph is the union of its graphs
+            notes.append("the store's default graph holds the triples of its named graphs too (a union default graph: "
+                         "oxigraph serve --union-default-graph, Fuseki's unionDefaultGraph): the checks and the named "
+                         "queries read every graph's triples")
     return CheckReport(results, store.description if store is not None else None, time.perf_counter() - start, limit,
                        notes)
 

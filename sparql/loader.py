@@ -265,8 +265,12 @@ def manifest_warnings(root: Path, files: list[Path], *, before: int, after: int)
         warnings.append(f"{len(changed)} part file(s) differ in size from what their run wrote (cut short by a "
                         "copy, or edited): " + ", ".join(changed[:5]) + (" …" if len(changed) > 5 else ""))
     if before == 0 and len(runs) == 1 and isinstance(counted, int) and after != counted:
+        # ut48b #3: a server that dropped requests was blamed on the files, which were whole
+        whole = not changed and sizes and set(on_disk) == set(sizes)
         warnings.append(f"the store holds {after:,} triples, the export run of manifest.json wrote {counted:,}: "
-                        "its part files were changed, added or removed after the run")
+                        + ("its part files are as the run wrote them (their sizes), so the store did not keep all it "
+                           "was sent (a server or gateway that dropped requests?), or the files were edited in place"
+                           if whole else "its part files were changed, added or removed after the run"))
     return warnings
 
 
@@ -409,6 +413,12 @@ def load_export(store: TripleStore, export_dir: str | Path,
         except ChangeprovError:
             if store.atomic_load:  # one bulk load that failed added nothing
                 store.unmark_loading()
+            raise
+        except KeyboardInterrupt:
+            sent = getattr(store, "batches_sent", 0)
+            if not store.atomic_load and sent:  # ut48b #2: "terminated", and nothing of what was in the store
+                progress(f"stopped after {sent} request(s) of triples: they stay in the store (a remote load is "
+                         "not atomic), the last one perhaps in part; load again to complete it (loading is idempotent)")
             raise
     else:
         with ThreadPoolExecutor(max_workers=len(groups)) as pool:

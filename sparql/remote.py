@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import http.client
 import os
 import re
 import time
@@ -138,6 +139,43 @@ def _no_handshake(where: str, timeout: float) -> StoreError:
                       "the wrong port?")
 
 
+#: statuses a server or gateway gives while it is busy or restarting: asked again (ut48b #7: one 503 ended an
+#: impact that sends a request per asset, or an audit's eleven queries)
+TRANSIENT = frozenset({429, 502, 503, 504})
+RETRIES = 3
+
+
+def _retrying(send, deadline: float):
+    """``send()``, again after a transient status (``TRANSIENT``), at most ``RETRIES`` times and within
+    ``deadline``: after the server's Retry-After seconds (at most 30), else 1, 2, 4 s. The last error is
+    raised with its number of tries. A load's request may be sent twice: the triples are a set."""
+    for attempt in range(RETRIES + 1):
+        try:
+            return send()
+        except urllib.error.HTTPError as exc:
+            exc.tries = attempt + 1
+            if exc.code not in TRANSIENT or attempt == RETRIES:
+                raise
+            after = (exc.headers.get("Retry-After") or "").strip() if exc.headers is not None else ""
+            wait = min(int(after), 30) if after.isdigit() else 2 ** attempt
+            if time.monotonic() + wait > deadline:
+                raise
+            exc.close()
+            time.sleep(wait)
+    raise AssertionError("unreachable")
+
+
+def _tries(exc: BaseException) -> str:
+    tries = getattr(exc, "tries", 1)
+    return f", {tries} times" if tries > 1 else ""
+
+
+def _not_http(exc: BaseException) -> str:
+    """What an answer that is no HTTP was (a wrong port: an SSH banner, a database's greeting)."""
+    return (f"did not answer as an HTTP server ({type(exc).__name__}: {str(exc)[:80]!r}): is the port a SPARQL "
+            "server's?")
+
+
 def _credential(name: str) -> str | None:
     """A credential from the environment: a trailing line break (a secret mounted from a file) dropped,
     any other control character refused, naming the variable and never showing the value."""
@@ -250,6 +288,8 @@ class RemoteStore(TripleStore):
         if password is not None and user is None:
             raise ConfigError(f"{ENV_PASSWORD} is set but {ENV_USER} is not")
         if user is not None:
+            if ":" in user:  # RFC 7617: the server would read the user up to the colon (ut48b #9)
+                raise ConfigError(f"{ENV_USER} has a colon, which HTTP basic authentication cannot carry in a user name")
             cred = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
             return {"Authorization": "Basic " + cred}
         return {}
@@ -305,9 +345,11 @@ class RemoteStore(TripleStore):
         text = "\n".join(lines)
         deadline = time.monotonic() + self.timeout
         try:
-            return self._read_by(self._wrapper(text, accept).query().response, deadline)
+            return self._read_by(_retrying(lambda: self._wrapper(text, accept).query().response, deadline), deadline)
         except SPARQLWrapperException as exc:
             msg = str(exc).splitlines()[0][:500].strip()
+            if type(exc).__name__ == "EndPointInternalError":  # as the other statuses say it (ut48b #7)
+                msg = "HTTP 500 Internal Server Error"
             said = self._said(getattr(exc, "response", None))
             if "QueryBadFormed" in type(exc).__name__:
                 raise InputError(f"endpoint {self.shown} refused the query: {said or msg}{self._not_query_url()}") from None
@@ -327,7 +369,7 @@ class RemoteStore(TripleStore):
                 raise StoreError(self._refused(f"endpoint {self.shown}", 403, exc.read())) from None
             said = self._said(exc.read())
             raise StoreError(f"endpoint {self.shown} failed: HTTP {exc.code} {exc.reason}"
-                             f"{f' ({said})' if said else ''}{self._not_query_url()}") from None
+                             f"{f' ({said})' if said else ''}{_tries(exc)}{self._not_query_url()}") from None
         except (urllib.error.URLError, OSError) as exc:
             if _tls_timeout(exc):  # https:// to a plain-http port: the handshake never gets an answer
                 raise _no_handshake(f"endpoint {self.shown}", self.timeout) from None
@@ -336,6 +378,8 @@ class RemoteStore(TripleStore):
                 raise StoreError(f"endpoint {self.shown} gave no answer within {self.timeout:g} s (timeout=, --timeout): "
                                  "the query may still be running there; a longer timeout waits for it") from None
             raise StoreError(f"cannot reach endpoint {self.shown}: {exc}") from None
+        except http.client.HTTPException as exc:  # ut48b #4: "internal error (a bug in changeprov)"
+            raise StoreError(f"endpoint {self.shown} {_not_http(exc)}") from None
 
     def _read_by(self, response, deadline: float) -> bytes:
         """The whole answer, by ``deadline``: the socket's timeout bounds each read, so a server sending a
@@ -348,6 +392,10 @@ class RemoteStore(TripleStore):
             if time.monotonic() > deadline:
                 raise StoreError(f"endpoint {self.shown} did not finish its answer within {self.timeout:g} s (timeout=, "
                                  f"--timeout; {size:,} bytes came): a longer timeout waits for it")
+        length = response.headers.get("Content-Length") if getattr(response, "headers", None) is not None else None
+        if length is not None and length.strip().isdigit() and size < int(length):  # ut48b #7: "not SPARQL JSON"
+            raise StoreError(f"endpoint {self.shown} closed the connection after {size:,} of the {int(length):,} bytes "
+                             "of its answer")
         return b"".join(chunks)
 
     def _not_query_url(self) -> str:
@@ -409,7 +457,7 @@ class RemoteStore(TripleStore):
             before = (f"the {sent} batch(es) sent before it stay in the store (a remote load is not atomic): load "
                       "again to complete it (loading is idempotent)" if sent else "no earlier batch was stored")
         try:
-            with _OPENER.open(req, timeout=self.timeout) as resp:
+            with _retrying(lambda: _OPENER.open(req, timeout=self.timeout), time.monotonic() + self.timeout) as resp:
                 resp.read()
         except urllib.error.HTTPError as exc:
             if exc.code in _REDIRECTS:
@@ -422,7 +470,8 @@ class RemoteStore(TripleStore):
                     413: f": the server takes smaller requests; --batch-bytes N sends less at a time (now {self.batch_bytes:,})"
                     }.get(exc.code, "")
             said = self._said(exc.read())
-            raise StoreError(f"{redacted(url)} refused the data: HTTP {exc.code}{f' ({said})' if said else ''}{hint}; {before}") from None
+            raise StoreError(f"{redacted(url)} refused the data: HTTP {exc.code}{f' ({said})' if said else ''}"
+                             f"{_tries(exc)}{hint}; {before}") from None
         except (urllib.error.URLError, OSError) as exc:
             if _tls_timeout(exc):
                 raise _no_handshake(redacted(url), self.timeout) from None
@@ -432,7 +481,12 @@ class RemoteStore(TripleStore):
             if isinstance(getattr(exc, "reason", None), TimeoutError):  # urllib: while connecting or sending (rv44 #7)
                 raise StoreError(f"cannot send to {redacted(url)} within {self.timeout:g} s (timeout=, --timeout): "
                                  f"this request was not applied; {before}") from None
-            raise StoreError(f"cannot reach {redacted(url)}: {exc}; {before}") from None
+            # ut48b #2: a server gone while it read the request may have applied part of it
+            part = "" if isinstance(getattr(exc, "reason", exc), ConnectionRefusedError) else \
+                " (this request may be in the store in part)"
+            raise StoreError(f"cannot reach {redacted(url)}: {exc}{part}; {before}") from None
+        except http.client.HTTPException as exc:
+            raise StoreError(f"{redacted(url)} {_not_http(exc)}; {before}") from None
 
     def _batches(self, stream) -> Iterator[bytes]:
         """The stream's lines in chunks of at most batch_bytes (a longer line alone): a gateway's limit of N
@@ -467,6 +521,7 @@ class RemoteStore(TripleStore):
         if not (self.graph_store or self.update_endpoint):
             raise ConfigError("cannot load into this endpoint: give --graph-store URL or --update-endpoint URL")
         sent = lines = 0
+        self.batches_sent = 0  # what a stop leaves in the store, for the loader to say (ut48b #2)
         for chunk in self._batches(stream):
             try:  # validate strictly before sending (and serialise canonically)
                 triples = list(ox.parse(chunk, format=ox.RdfFormat.N_TRIPLES))
@@ -474,33 +529,44 @@ class RemoteStore(TripleStore):
                 raise NTriplesSyntaxError(shift_lines(str(exc), lines),
                                           line=lines + exc.lineno if exc.lineno else None) from None
             lines += chunk.count(b"\n")
+            posted = sent
             for body in self._requests(triples) if triples else ():
                 if self.graph_store:
                     sep = "&" if "?" in self.graph_store else "?"
                     self._post(self.graph_store + sep + "default", body, "application/n-triples", sent=sent)
                 else:
                     self._post(self.update_endpoint, body, "application/sparql-update", sent=sent)
-                if not sent:
-                    self._check_stored(triples)
                 sent += 1
+                self.batches_sent = sent
+            if sent > posted:
+                self._check_stored(triples, before=posted, sent=sent - posted)
 
-    def _check_stored(self, triples: list[ox.Triple]) -> None:
-        """After the first request of a load, a subject it wrote must be in the store the queries read: a
-        gateway answering the upload with HTTP 200 and its login page made a load "succeed" with nothing
-        stored (ut44a #2), as would a --graph-store of another dataset. Servers answer writes in many ways
-        (Fuseki an HTML page, Oxigraph no body), so the data is checked, not the answer: by an IRI subject
-        alone (rv44 #2: a blank node cannot be asked for, and a server may rewrite a literal's form)."""
+    def _check_stored(self, triples: list[ox.Triple], *, before: int, sent: int) -> None:
+        """After each chunk of a load, a triple it wrote must be in the store the queries read: a gateway
+        answering the upload with HTTP 200 and its login page made a load "succeed" with nothing stored
+        (ut44a #2), as would a --graph-store of another dataset; one that dropped every request after the
+        first lost most of a night's export into a store that held data, exit 0 (ut48b #1). Servers answer
+        writes in many ways (Fuseki an HTML page, Oxigraph no body), so the data is checked, not the
+        answer: by the chunk's last triple whose object is an IRI (the triples of a chunk go in order), else
+        by an IRI subject alone (rv44 #2: a blank node cannot be asked for, and a server may rewrite a
+        literal's form). One ASK per chunk (of --batch-bytes, 8 MB by default)."""
+        linked = next((t for t in reversed(triples) if isinstance(t.subject, ox.NamedNode)
+                       and isinstance(t.object, ox.NamedNode)), None)
         subject = next((t.subject for t in triples if isinstance(t.subject, ox.NamedNode)), None)
-        if subject is None:
+        if linked is None and subject is None:
             return
         where = redacted(self.graph_store or self.update_endpoint)
+        which = "the first batch" if not before else f"batch {before + sent}"
+        earlier = (f"; the {before} batch(es) before it stay in the store (a remote load is not atomic)" if before
+                   else "")
         try:
-            stored = self.ask(lookup("subject-stored"), {"s": subject})
+            stored = (self.ask(lookup("triple-stored"), {"s": linked.subject, "p": linked.predicate, "o": linked.object})
+                      if linked is not None else self.ask(lookup("subject-stored"), {"s": subject}))
         except ChangeprovError as exc:
-            raise StoreError(f"{where} accepted the first batch, which stays in the store, but checking that it can be "
-                             f"queried failed: {exc}") from None
+            raise StoreError(f"{where} accepted {which}, which stays in the store, but checking that it can be "
+                             f"queried failed: {exc}{earlier}") from None
         if not stored:
-            raise StoreError(f"{where} accepted the first batch, but its triples are not in the store the endpoint "
-                             f"{self.shown} queries: a gateway answering in its place (a login page?), "
-                             f"{'--graph-store' if self.graph_store else '--update-endpoint'} of another dataset, "
-                             f"or a read replica behind the writer")
+            raise StoreError(f"{where} accepted {which} ({len(triples):,} triples), but its triples are not in the "
+                             f"store the endpoint {self.shown} queries: a gateway answering in its place (a login "
+                             f"page?), {'--graph-store' if self.graph_store else '--update-endpoint'} of another "
+                             f"dataset (which then holds them), or a read replica behind the writer{earlier}")

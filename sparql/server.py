@@ -24,16 +24,19 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def oxigraph_server(location: Path, *, timeout: float = 20.0, query_timeout: float | None = None,
-                    log: Path | None = None) -> Iterator[str]:
+                    log: Path | None = None, union_default_graph: bool = False) -> Iterator[str]:
     """Run ``oxigraph serve`` on 127.0.0.1 and a free port; yield the query endpoint URL; stop it.
 
     ``timeout``: seconds to wait for the server to answer; ``query_timeout``: the server's own limit
-    per query; ``log``: where its stderr goes (a temporary file otherwise).
+    per query; ``log``: where its stderr goes (a temporary file otherwise); ``union_default_graph``: the
+    default graph is the union of all graphs.
     """
     port = free_port()
     cmd = [str(OXIGRAPH), "serve", "--location", str(location), "--bind", f"127.0.0.1:{port}"]
     if query_timeout is not None:
         cmd += ["--timeout-s", str(int(query_timeout))]
+    if union_default_graph:
+        cmd.append("--union-default-graph")
     if log is not None:
         log.parent.mkdir(parents=True, exist_ok=True)
     with (log.open("w+b") if log is not None else tempfile.TemporaryFile()) as err:

@@ -8,6 +8,7 @@ import contextlib
 import io
 import json
 import re
+import urllib.request
 from pathlib import Path
 
 import pyoxigraph as ox
@@ -20,6 +21,7 @@ from changeprov.sparql.check import _plain, expand_subclasses, sparql_syntax_pro
 from changeprov.sparql.loader import load_export
 from changeprov.sparql.queries import get_query, run_query
 from changeprov.sparql.rdflib_store import from_rdflib
+from changeprov.sparql.remote import RemoteStore
 from changeprov.sparql.stores import open_store
 from changeprov.sparql.server import oxigraph_server
 from sparql_support import CORPUS, corpus_export, map_corpus
@@ -509,3 +511,18 @@ def test_a_negative_limit_is_an_error(tmp_path, capsys, limit):
     with pytest.raises(SystemExit) if limit == "x" else contextlib.nullcontext():
         assert main(["check", "--store", str(tmp_path / "none"), "--limit", limit]) == 2
     assert "--limit" in capsys.readouterr().err
+
+
+def test_check_names_a_union_default_graph(tmp_path, capsys):
+    """ut48b #6: on a server whose default graph is the union of its graphs, "the checks read its default
+    graph only" was false: the named graphs' triples were read too."""
+    from changeprov.sparql.server import oxigraph_server
+
+    with oxigraph_server(tmp_path / "srv", union_default_graph=True) as url:
+        RemoteStore(url).load_ntriples(io.BytesIO(b"<https://example.org/a> <https://example.org/p> <https://example.org/b> .\n"))
+        urllib.request.urlopen(urllib.request.Request(
+            url.rsplit("/", 1)[0] + "/store?graph=https%3A%2F%2Fexample.org%2Fg", method="POST",
+            data=b"<https://example.org/e> <https://example.org/q> \"1\" .\n",
+            headers={"Content-Type": "application/n-triples"})).read()
+        main(["check", "--endpoint", url])
+        assert "holds the triples of its named graphs too (a union default graph" in capsys.readouterr().out
