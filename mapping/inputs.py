@@ -144,7 +144,8 @@ def _event_files(folder: Path) -> list[Path]:
 
 
 def expand_inputs(inputs: str | os.PathLike | Iterable[str | os.PathLike]) -> list[Path]:
-    """Files named directly, every JSONL file under named folders, and glob matches; sorted, unique.
+    """Files named directly, every JSONL file under named folders, and glob matches: in the order given (a
+    folder's files and a glob's matches by path), each once (rv48 #9: the docstring said sorted).
     An input may be a ``file:`` URI, as ``export`` takes it; another scheme is `map`'s InputError (the
     export passes those to Spark)."""
     found: list[Path] = []
