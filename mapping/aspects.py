@@ -273,9 +273,9 @@ def _run(g: Graph, record: NamedNode, pattern: str, value: dict) -> None:
         for u in _urns(value, ["parentTemplate"]):
             g.add(run, om("runOf"), _node(g, "aspect.value.parentTemplate", u, "om-event:MetadataEntity"))
     elif pattern == "run-event":
-        ms = value.get("timestampMillis")
+        ms = terms.variant_integer(value.get("timestampMillis"))  # an integer as the export reads one
         status = value.get("status")
-        if isinstance(ms, int) and not isinstance(ms, bool) and status in ("STARTED", "COMPLETE"):
+        if ms is not None and status in ("STARTED", "COMPLETE"):
             prop = prov("startedAtTime") if status == "STARTED" else prov("endedAtTime")
             g.add(run, prop, checked("aspect.value.timestampMillis", datetime_literal, ms))
         result = value.get("result")

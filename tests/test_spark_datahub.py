@@ -252,6 +252,10 @@ HOSTILE = {
                                     aspect={"value": json.dumps({"inputEdges": [{"destinationUrn": "dataset a"}]})}),
     "mcl-lineage-bad-column": mcl(aspectName="upstreamLineage", aspect={"value": json.dumps(
         {"upstreams": [], "fineGrainedLineages": [{"downstreams": ["x"], "upstreams": ["urn:li:schemaField:u"]}]})}),
+    # rv48 #1: a time Spark's variant holds as an integer (1e18.0) or a double (40 digits)
+    **{f"mcl-run-event-time-{i}": mcl(entityUrn="urn:li:dataProcessInstance:r1", aspectName="dataProcessInstanceRunEvent",
+                                      aspect={"value": '{"timestampMillis": %s, "status": "STARTED"}' % ms})
+       for i, ms in enumerate(["1" + "0" * 18 + ".0", "1" + "0" * 39, "-" + "1" * 25, "1709280000000.0", "1.7e12"])},
     "mcl-run-event-out-of-range": mcl(entityUrn="urn:li:dataProcessInstance:r1", aspectName="dataProcessInstanceRunEvent",
                                       aspect={"value": '{"timestampMillis": -5, "status": "COMPLETE"}'}),
     "mcl-run-event-complete": mcl(entityUrn="urn:li:dataProcessInstance:r1", aspectName="dataProcessInstanceRunEvent",
