@@ -87,8 +87,8 @@ def no_lines_warning(counts: dict, *, explained: bool = False) -> str | None:
     'the inputs hold no line (empty files?): nothing was mapped'
     >>> no_lines_warning({"lines_read": 3, "mapped": 1}) is None
     True
-    >>> no_lines_warning({"lines_read": 97, "mapped": 0, "quarantined_by_reason": {"MALFORMED_JSON": 96, "BAD_FIELD": 1}})
-    'none of the 97 lines was mapped (quarantined: MALFORMED_JSON 96, BAD_FIELD 1): are these OpenMetadata or DataHub event logs?'
+    >>> no_lines_warning({"lines_read": 97, "mapped": 0, "quarantined_by_reason": {"MALFORMED_JSON": 96, "BAD_TYPE": 1}})
+    'none of the 97 lines was mapped (quarantined: MALFORMED_JSON 96, BAD_TYPE 1): are these OpenMetadata or DataHub event logs?'
     """
     if counts.get("lines_read") == 0:
         return "the inputs hold no line (empty files?): nothing was mapped"

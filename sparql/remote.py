@@ -482,8 +482,8 @@ class RemoteStore(TripleStore):
                 raise StoreError(f"cannot send to {redacted(url)} within {self.timeout:g} s (timeout=, --timeout): "
                                  f"this request was not applied; {before}") from None
             # ut48b #2: a server gone while it read the request may have applied part of it
-            part = "" if isinstance(getattr(exc, "reason", exc), ConnectionRefusedError) else \
-                " (this request may be in the store in part)"
+            cut = (ConnectionResetError, ConnectionAbortedError, BrokenPipeError)  # not refused, not unresolved
+            part = " (this request may be in the store in part)" if isinstance(getattr(exc, "reason", exc), cut) else ""
             raise StoreError(f"cannot reach {redacted(url)}: {exc}{part}; {before}") from None
         except http.client.HTTPException as exc:
             raise StoreError(f"{redacted(url)} {_not_http(exc)}; {before}") from None
