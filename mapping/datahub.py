@@ -11,7 +11,7 @@ from changeprov.mapping.aspects import map_aspect, run_node
 from changeprov.mapping.decode import Rejected, loads_strict
 from changeprov.mapping.emit import Graph, minted, urn
 from changeprov.mapping.events import event_node, field_change
-from changeprov.mapping.fields import checked, get
+from changeprov.mapping.fields import checked, get, integer
 from changeprov.mapping.vocab import event_rule, om, prov, rules, term
 
 MCL, ECE, PLATFORM = "datahub-mcl", "datahub-ece", "datahub-platform"
@@ -38,7 +38,7 @@ def entity_node(g: Graph, path: str, value: str, *, asset_type: str | None = Non
 
 
 def _time(obj: dict, path: str, *, at: str = "") -> int:
-    ms = get(obj, path, int, required=True, at=at)
+    ms = integer(obj, path, required=True, at=at)  # as the export reads it (rv48 #4)
     checked(at + path, terms.ms_to_xsd, ms)
     return ms
 

@@ -12,7 +12,7 @@ from changeprov.mapping import terms
 from changeprov.mapping.decode import Rejected, json_type, loads_strict
 from changeprov.mapping.emit import Graph, datetime_literal, decimal_literal, minted, om_entity, om_named
 from changeprov.mapping.events import event_node, field_change, member_changes
-from changeprov.mapping.fields import checked, get, number
+from changeprov.mapping.fields import checked, get, integer, number
 from changeprov.mapping.vocab import event_rule, om, prov, rules
 
 FAMILY, LEGACY = "openmetadata", "openmetadata-legacy"
@@ -487,7 +487,7 @@ def _members(g: Graph, handler: str, path: str, value: Any, fqn: str | None) -> 
 def _pipeline_run(g: Graph, pipeline: NamedNode, path: str, status: dict) -> None:
     """A pipelineStatus value is a run: an activity that used and produced datasets (named by FQN)."""
     at = f"{path}."
-    started = get(status, "timestamp", int, at=at)
+    started = integer(status, "timestamp", at=at)  # as the export reads it (rv48 #4)
     execution = get(status, "executionId", str, at=at) or (str(started) if started is not None else None)
     if execution is None:
         return
@@ -497,7 +497,7 @@ def _pipeline_run(g: Graph, pipeline: NamedNode, path: str, status: dict) -> Non
     g.lit(run, om("executionStatus"), get(status, "executionStatus", str, at=at))
     if started is not None:
         g.add(run, prov("startedAtTime"), checked(f"{path}.timestamp", datetime_literal, started))
-    ended = get(status, "endTime", int, at=at)
+    ended = integer(status, "endTime", at=at)
     if ended is not None:
         g.add(run, prov("endedAtTime"), checked(f"{path}.endTime", datetime_literal, ended))
     executor = get(status, "executedBy", dict, at=at)

@@ -36,6 +36,8 @@ def _golden_lines() -> list[bytes]:
 # ---------------------------------------------------------------- hostile lines
 
 def _j(obj) -> bytes:
+    if isinstance(obj, bytes):  # a line written by hand (a number json.dumps cannot spell)
+        return obj
     return json.dumps(obj, ensure_ascii=False).encode("utf-8")
 
 
@@ -252,6 +254,12 @@ HOSTILE = {
                                     aspect={"value": json.dumps({"inputEdges": [{"destinationUrn": "dataset a"}]})}),
     "mcl-lineage-bad-column": mcl(aspectName="upstreamLineage", aspect={"value": json.dumps(
         {"upstreams": [], "fineGrainedLineages": [{"downstreams": ["x"], "upstreams": ["urn:li:schemaField:u"]}]})}),
+    # rv48 #4: a time as Spark's variant holds it: 1e18.0 an integer (out of range), 40 digits a double
+    **{f"time-{name}-{i}": _j(obj).replace(b"4242424242", big)
+       for name, obj in (("created", mcl(created={"time": 4242424242, "actor": "urn:li:corpuser:a"})),
+                         ("lastObserved", mcl(created=_DROP, systemMetadata={"lastObserved": 4242424242})),
+                         ("auditStamp", ece(auditStamp={"time": 4242424242, "actor": "urn:li:corpuser:a"})))
+       for i, big in enumerate([b"1" + b"0" * 18 + b".0", b"1" + b"0" * 39, b"-" + b"1" * 25 + b".0", b"1709280000000.0"])},
     # rv48 #1: a time Spark's variant holds as an integer (1e18.0) or a double (40 digits)
     **{f"mcl-run-event-time-{i}": mcl(entityUrn="urn:li:dataProcessInstance:r1", aspectName="dataProcessInstanceRunEvent",
                                       aspect={"value": '{"timestampMillis": %s, "status": "STARTED"}' % ms})

@@ -90,6 +90,9 @@ HOSTILE: list = [
     b'{"eventType":"entityCreated","entityType":"table","entityId":"t","timestamp":5,"currentVersion":1e-320}',
     b'{"eventType":"entityCreated","entityType":"table","entityId":"t","timestamp":5,"x":[-1E-330]}',
     b'{"eventType":"entityCreated","entityType":"table","entityId":"t","timestamp":5,"x":0e-500}',
+    # rv48 #4: a pipeline run's times as Spark's variant holds them
+    *(_line(_changes({"name": "pipelineStatus", "newValue": {"executionId": "run-1", key: 4242424242}})).replace(b"4242424242", big)
+      for key in ("timestamp", "endTime") for big in [b"1" + b"0" * 18 + b".0", b"1" + b"0" * 39, b"-" + b"1" * 25 + b".0", b"1709280000000.0"]),
     # rv48 #3: a value's datatype as Spark's variant types it (an exponent in either case, > 38 digits)
     *(b'{"id":"lit-%d","eventType":"entityUpdated","entityType":"table","entityId":"t1","timestamp":1709280000000,'
       b'"changeDescription":{"fieldsUpdated":[{"name":"description","oldValue":%s}]}}' % (i, v)
