@@ -66,6 +66,8 @@ def map_openmetadata(obj: dict, *, legacy: bool = False) -> Graph:
     g.lit(event, om("recursive"), get(obj, "recursive", bool))
     g.json(event, om("changeSummary"), get(obj, "changeDescription.changeSummary", dict))
     g.json(event, om("entityState"), state)
+    if pattern not in ("lineage-add", "lineage-remove"):
+        _about(g, entity, entity_type, state)
     if previous is not None:
         g.add(event, om("previousVersion"), decimal_literal(Decimal(previous)))
     if current is not None:
@@ -102,6 +104,24 @@ def _cascade(g: Graph, event: NamedNode, state: Any) -> None:
         child = checked(f"{at}id", om_entity, ref_type, ref_id)
         g.add(event, om("cascadesTo"), g.entity(child, asset_type=ref_type,
                                                  fqn=get(ref, "fullyQualifiedName", str, at=at)))
+
+
+#: an entity link, <#E::TYPE::FQN> or <#E::TYPE::FQN::FIELD…>: the FQN is what comes before the first "::"
+#: after the type (any character, line breaks too, as the export's pattern reads it)
+ENTITY_LINK = r"<#E::[^:]+::([\s\S]+?)(?:::[\s\S]*)?>"
+
+
+def _about(g: Graph, entity: NamedNode, entity_type: str, state: Any) -> None:
+    """A thread's ``about`` (its entity link) on the thread, with the FQN it names, so that the threads
+    about an entity are found by its name (ut47a #4: the link was only inside entityState). A link of
+    another form is kept as given, without a name; ``about`` of another type is left in entityState."""
+    about = state.get("about") if isinstance(state, dict) and entity_type.lower() == "thread" else None
+    if not isinstance(about, str) or not about:  # an empty text is as absent (ut46c #10)
+        return
+    g.lit(entity, om("aboutEntityLink"), about)
+    named = re.fullmatch(ENTITY_LINK, about)
+    if named:
+        g.lit(entity, om("aboutFullyQualifiedName"), named.group(1))
 
 
 def _version(obj: dict, path: str) -> str | None:

@@ -24,7 +24,7 @@ from types import SimpleNamespace
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from changeprov.mapping.openmetadata import CASCADING, COLUMN_FIELD, COLUMN_LEVELS, INITIAL_FIELDS, MEMBER_LISTS
+from changeprov.mapping.openmetadata import CASCADING, COLUMN_FIELD, COLUMN_LEVELS, ENTITY_LINK, INITIAL_FIELDS, MEMBER_LISTS
 from changeprov.mapping.terms import RFC3339_PATTERN
 from changeprov.mapping.vocab import expand, rules
 from changeprov.spark.checks import (BOOL, INT, LIST, NUM, OBJ, STR, Checks, absent, at, got, ident_detail, ms_out_of_range,
@@ -174,6 +174,14 @@ def _values(plan: Plan, *, family: str, legacy: bool) -> SimpleNamespace:
                            change_errors=change_errors)
 
 
+def _about(thread: Column, entity_type: Column, state: Column) -> list[Column]:
+    """openmetadata._about: a thread's entity link, and the FQN it names."""
+    about = F.try_variant_get(state, "$.about", "variant")
+    link = F.when((F.lower(entity_type) == "thread") & (variant_kind(about) == "string"), _given(about.cast("string")))
+    fqn = _given(F.regexp_extract(link, f"^{ENTITY_LINK}\\z", 1))
+    return [triple(thread, om("aboutEntityLink"), literal(link)), triple(thread, om("aboutFullyQualifiedName"), literal(fqn))]
+
+
 def _given(text: Column) -> Column:
     """An optional text, NULL when empty: the reference's ``or None`` (an empty text is as absent)."""
     return F.nullif(text, F.lit(""))
@@ -206,7 +214,8 @@ def _triples(v: SimpleNamespace) -> Column:
         triple(ev, om("currentVersion"), safe_literal(current, DECIMAL)),
     ]
     plain_entity = F.when(~d["is_lineage"], F.array(*entity_triples(en, asset_type=s["entityType"],
-                                                                     fqn=_given(s["entityFullyQualifiedName"]))))
+                                                                     fqn=_given(s["entityFullyQualifiedName"])),
+                                                     *_about(en, s["entityType"], d["state"])))
     now = iri(minted("version", n["entity"], current))
     before = iri(minted("version", n["entity"], previous))
     versioned = (lifecycle != "om-event:HardDeleted") & previous.isNotNull() & (previous != current)

@@ -104,6 +104,7 @@ eventId ChangeEvent xsd:string | entityState ChangeEvent rdf:JSON | changeSummar
 recursive ChangeEvent xsd:boolean | aspectName ChangeEvent xsd:string | previousVersionLabel ChangeEvent xsd:string | versionNumber EntityVersion xsd:decimal
 versionLabel EntityVersion xsd:string | assetType MetadataEntity xsd:string
 fullyQualifiedName MetadataEntity xsd:string | urn MetadataEntity xsd:string | sqlQuery LineageAssertion xsd:string
+aboutEntityLink MetadataEntity xsd:string | aboutFullyQualifiedName MetadataEntity xsd:string
 lineageSource LineageAssertion xsd:string | columnLineage LineageEdge rdf:JSON
 transformOperation LineageAssertion xsd:string
 executionStatus Run xsd:string | inputFQN Run xsd:string | outputFQN Run xsd:string

@@ -2311,6 +2311,7 @@ EXAMPLES = {
     "describe": {"entity": FCT},
     "downstream": {"entity": ORDERS, "as_of": "2024-03-12"},
     "entity-history": {"entity": FCT},
+    "entity-threads": {"entity": OM_ORDERS},
     "entity-state": {"entity": OM_ORDERS, "as_of": "2026-09-03"},
     "event-types": {"since": "2024-03-10", "until": "2026-09-05"},
     "find-entity": {"text": "Orders"},
@@ -4098,3 +4099,16 @@ def test_changes_by_user_names_the_same_spelling_in_the_other_tool(tmp_path):
     other = run_query(store, get_query("changes-by-user"), {"user": "urn:li:corpuser:alice_wong"})
     assert len(other) == 1 and "urn:li:corpuser:alice_wong (DataHub) is spelt like alice.wong (OpenMetadata)" in other.notes[0]
     assert run_query(store, get_query("changes-by-user"), {"user": "urn:li:corpuser:alicewong2"}).notes == []
+
+
+def test_entity_threads_are_the_threads_whose_link_names_the_entity(embedded):
+    """ut47a #4: a thread's events named the thread as their entity, and its `about` link (the table it
+    is about) was only inside its entity JSON: no query could find a table's conversations."""
+    rows = run_query(embedded, "entity-threads", {"entity": OM_ORDERS}).dicts()
+    link = "<#E::table::mysql_prod.ecommerce.sales.orders::columns::customer_email::tags>"
+    assert [(r["time"].value, r["event_type"].value, r["user"].value, r["about"].value) for r in rows] == [
+        ("2026-09-02T09:20:00Z", "ThreadCreated", "carol.chen", link),
+        ("2026-09-02T09:45:00Z", "PostCreated", "alice.wong", link),
+        ("2026-09-10T09:00:00Z", "ThreadUpdated", "carol.chen", link)]
+    assert {r["thread"].value for r in rows} == {"https://open-metadata.org/entity/THREAD/92b8813e-9e41-5640-96c9-1eaa23ea7bf8"}
+    assert not run_query(embedded, "entity-threads", {"entity": OM_DR}).rows  # a table no thread is about

@@ -90,6 +90,14 @@ HOSTILE: list = [
     b'{"eventType":"entityCreated","entityType":"table","entityId":"t","timestamp":5,"currentVersion":1e-320}',
     b'{"eventType":"entityCreated","entityType":"table","entityId":"t","timestamp":5,"x":[-1E-330]}',
     b'{"eventType":"entityCreated","entityType":"table","entityId":"t","timestamp":5,"x":0e-500}',
+    # ut47a #4: a thread's entity link and the FQN it names
+    *(_with(BASE, eventType="threadCreated", entityType=kind, entityId="th-1", currentVersion=_DROP, previousVersion=_DROP,
+            changeDescription=_DROP, entity=json.dumps({"id": "th-1", "about": about}))
+      for kind in ("THREAD", "thread")
+      for about in ("<#E::table::svc.db.sch.orders>", "<#E::table::svc.db.sch.orders::columns::id::tags>",
+                    "<#E::table>", "<#E::table::>", "<#E::table::a\nb::x>", "<#E::table::a::b::>", "plain text",
+                    "<#E::glossaryTerm::\"g.t\"::description>x", "", 5, None, ["<#E::table::a>"])),
+    _with(BASE, entity=json.dumps({"id": "t-1", "about": "<#E::table::svc.db.sch.orders>"})),  # a table's: no link
     # rv48 #4: a pipeline run's times as Spark's variant holds them
     *(_line(_changes({"name": "pipelineStatus", "newValue": {"executionId": "run-1", key: 4242424242}})).replace(b"4242424242", big)
       for key in ("timestamp", "endTime") for big in [b"1" + b"0" * 18 + b".0", b"1" + b"0" * 39, b"-" + b"1" * 25 + b".0", b"1709280000000.0"]),
