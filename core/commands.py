@@ -59,7 +59,9 @@ def _configure_map(p: argparse.ArgumentParser) -> None:
                         "missing folders are created)")
     p.add_argument("--quarantine", required=True, type=output_file,
                    help="JSONL file for the quarantined lines (not an input, not --out; compressed by its suffix too)")
-    p.add_argument("--family", default="auto", choices=["auto", *rules()["families"]])
+    p.add_argument("--family", default="auto", choices=["auto", *rules()["families"]],
+                   help="the family of every input line (default auto: each line's own; a line of another family is "
+                        "quarantined as UNKNOWN_FAMILY)")
     p.add_argument("--format", choices=["text", "json"], default="text")
 
 
@@ -212,11 +214,15 @@ def _configure_export(p: argparse.ArgumentParser) -> None:
     p.add_argument("inputs", nargs="+", metavar="INPUT",
                    help="JSONL files (optionally .gz), folders or globs; any Hadoop path (s3a://, hdfs://)")
     p.add_argument("--out", required=True, metavar="DIR", help="output folder (any Hadoop path)")
-    p.add_argument("--family", default="auto", choices=["auto", *rules()["families"]])
+    p.add_argument("--family", default="auto", choices=["auto", *rules()["families"]],
+                   help="the family of every input line (default auto: each line's own; a line of another family is "
+                        "quarantined as UNKNOWN_FAMILY)")
     p.add_argument("--master", default="local[*]",
                    help="Spark master (default local[*]; empty = the one spark-submit chose)")
-    p.add_argument("--mode", choices=MODES, default="overwrite")
-    p.add_argument("--compress", choices=COMPRESSIONS, default="none")
+    p.add_argument("--mode", choices=MODES, default="overwrite",
+                   help="overwrite (default): replace the export --out holds; append: add this run's partitions to it")
+    p.add_argument("--compress", choices=COMPRESSIONS, default="none",
+                   help="gzip writes part-*.nt.gz (load reads both); default none")
     p.add_argument("--conf", action="append", default=[], metavar="K=V", help="Spark configuration, repeatable")
     p.add_argument("--format", choices=["text", "json"], default="text", help="how to print the final counts")
     p.add_argument("--status-every", type=_seconds, default=30.0, metavar="SECONDS",
@@ -351,7 +357,9 @@ def _committed_run(out: str) -> dict | None:
 
 
 def _configure_demo(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--workdir", default="build/demo", help="where the demo writes its files")
+    p.add_argument("--workdir", default="build/demo",
+                   help="where the demo writes its files (default build/demo under the current folder; a new or "
+                        "empty folder, or an earlier demo's)")
 
 
 def _run_demo(args: argparse.Namespace) -> int:

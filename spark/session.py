@@ -202,6 +202,7 @@ def get_session(*, master: str | None = "local[*]", app_name: str = "changeprov"
     """
     from pyspark.sql import SparkSession
 
+    check_spark_version()
     if master:
         check_master(master)
     # this thread's session, or the one another thread started (rv44b #2: getOrCreate would change it)
@@ -282,6 +283,28 @@ def evaluation_conf(inputs: Sequence[str]) -> dict[str, str]:
             return {}  # Spark will say what is wrong with the path
         total += size * (GZIP_FACTOR if codec_of(path) else 1)  # any codec: roughly gzip's ratio
     return dict(INTERPRETED) if total < INTERPRETED_BELOW_BYTES else {}
+
+
+def check_spark_version(version: str | None = None, where: str | None = None) -> None:
+    """Refuse a Spark older than 4.0 in one line: under spark-submit the cluster's pyspark (SPARK_HOME)
+    is imported, whatever the package requires, and Spark 3.5 failed as "internal error (a bug in
+    changeprov): AttributeError: module 'pyspark.sql.functions' has no attribute 'is_valid_utf8'" (ut49 #1).
+
+    >>> check_spark_version("4.0.1", "x")
+    >>> check_spark_version("3.5.9", "/opt/spark/python/pyspark")
+    Traceback (most recent call last):
+    changeprov.errors.ConfigError: changeprov needs Spark 4.0 or newer; this is Spark 3.5.9 (/opt/spark/python/pyspark): under spark-submit the cluster's Spark (SPARK_HOME) decides
+    """
+    from changeprov.errors import ConfigError
+
+    if version is None:
+        import pyspark
+
+        version, where = pyspark.__version__, os.path.dirname(pyspark.__file__)
+    major = re.match(r"\d+", version)
+    if major is not None and int(major.group(0)) < 4:
+        raise ConfigError(f"changeprov needs Spark 4.0 or newer; this is Spark {version} ({where}): under spark-submit "
+                          "the cluster's Spark (SPARK_HOME) decides")
 
 
 _LOCAL_MASTER = re.compile(r"local(\[\s*([0-9]+|\*)\s*(,\s*[0-9]+\s*)?\]|-cluster\[\s*[0-9]+\s*,\s*[0-9]+\s*,\s*[0-9]+\s*\])?")

@@ -519,3 +519,9 @@ def test_a_java_home_without_java_is_named(tmp_path, monkeypatch):
     monkeypatch.setenv("JAVA_HOME", str(tmp_path))
     with pytest.raises(ConfigError, match=f"JAVA_HOME is {tmp_path}, which has no bin/java"):
         java_version()
+
+
+def test_python_dash_m_changeprov_is_the_command():
+    """ut49 #10: wrappers that run modules got "No module named changeprov.__main__"."""
+    proc = subprocess.run([sys.executable, "-m", "changeprov", "--version"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.strip() == f"changeprov {__version__}", proc.stderr
