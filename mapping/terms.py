@@ -458,6 +458,10 @@ def variant_integer(x) -> int | None:
     >>> from changeprov.mapping.decode import JsonDecimal
     >>> [variant_integer(v) for v in (7, 10**38, JsonDecimal("1" + "0" * 18 + ".0"), JsonDecimal("1.0"), JsonDecimal("1e18"))]
     [7, None, 1000000000000000000, None, None]
+    >>> [variant_integer(v) for v in (JsonDecimal("1" + "0" * 18 + ".5"), JsonDecimal("-1" + "0" * 17 + ".0"), True)]
+    [None, None, None]
+    >>> variant_integer(JsonDecimal("-1" + "0" * 18 + ".0"))
+    -1000000000000000000
     """
     if isinstance(x, bool):
         return None

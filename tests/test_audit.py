@@ -448,6 +448,13 @@ def test_audit_checks_its_options_before_any_query(db, options):
     assert heard == []
 
 
+def test_audit_until_a_bare_date_is_that_day_s_end(db):
+    """rv49 A2: the up-front window check must read until=2024-03-01 as the day's end, as the queries do."""
+    with open_store("embedded", path=db, read_only=True) as store:
+        report = run_audit(store, since="2024-03-01T12:00:00Z", until="2024-03-01", lineage=False)
+    assert report.until == "2024-03-01T23:59:59.999Z"
+
+
 def test_html_is_self_contained_and_escaped(report):
     page = render_html(report)
     assert not re.search(r"<(link|img|iframe|object|embed)\b|\bsrc=|@import|url\((?!#)", page)

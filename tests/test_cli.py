@@ -525,3 +525,36 @@ def test_python_dash_m_changeprov_is_the_command():
     """ut49 #10: wrappers that run modules got "No module named changeprov.__main__"."""
     proc = subprocess.run([sys.executable, "-m", "changeprov", "--version"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and proc.stdout.strip() == f"changeprov {__version__}", proc.stderr
+
+
+@pytest.mark.parametrize("master, ok", [
+    ("local", True), ("local[4]", True), ("local[*]", True), ("local[4,2]", True), ("local[*, 3]", True),
+    ("local-cluster[2,1,1024]", True), ("spark://h:7077", True), ("yarn", True), ("k8s://https://h:443", True),
+    ("local[4]x", False), ("yarn-client", False), ("bogus", False), ("local-cluster[2,1]", False), ("", False),
+])
+def test_check_master_takes_every_form_spark_takes(master, ok):
+    """rv49 S2, S3: a master Spark takes must not be refused, nor one it refuses be taken."""
+    from changeprov.errors import InputError
+    from changeprov.spark.session import check_master
+
+    if ok:
+        check_master(master)
+    else:
+        with pytest.raises(InputError, match="is no Spark master"):
+            check_master(master)
+
+
+def test_the_demo_marks_its_folder_and_refuses_a_file(tmp_path, capsys, monkeypatch):
+    """rv49 D1: without its mark, the second `make demo` refused its own folder; D2: a file."""
+    import changeprov.ontology.summary as summary
+    from changeprov.demo import MARK, check_workdir, run_demo
+
+    monkeypatch.setattr(summary, "vocabulary_report", lambda: {"ok": False, "lines": []})  # stop at step 1
+    work = tmp_path / "w"
+    assert run_demo(str(work)) == 1
+    assert (work / MARK).is_file()
+    (work / "store").mkdir()
+    check_workdir(work)  # its own folder, with what an earlier run wrote
+    (tmp_path / "f").write_text("x")
+    assert main(["demo", "--workdir", str(tmp_path / "f")]) == 2
+    assert f"--workdir {tmp_path / 'f'} is a file, not a folder" in capsys.readouterr().err

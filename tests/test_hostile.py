@@ -213,3 +213,57 @@ def test_a_created_entitys_member_lists_are_read_or_quarantined(entity, outcome)
         assert result.quarantine is None and tags == ({"<https://w3id.org/changeprov/id/om/tag/A.B>"} if outcome else set())
     else:
         assert (result.quarantine.reason, result.quarantine.detail) == ("BAD_ASPECT_JSON", outcome)
+
+
+_MCL = ('{"entityUrn":"urn:li:dataset:(urn:li:dataPlatform:hive,a,PROD)","entityType":"dataset","changeType":"UPSERT",'
+        '"aspectName":"%s","created":{"time":%s,"actor":"urn:li:corpuser:a"},"aspect":{"value":%s}%s}')
+
+
+@pytest.mark.parametrize("line, reason, detail", [
+    # rv48 #2: a number a double reads as 0 (Spark made the version 1e-400 the version 0.0)
+    (b'{"eventType":"entityCreated","entityType":"table","entityId":"a","timestamp":1,"currentVersion":1e-400}',
+     "MALFORMED_JSON", "number 1e-400 underflows a double (it would read as 0)"),
+    # rv48 #5: a list an aspect states whole, of another shape (both mappers read rules.json `shapes`)
+    ((_MCL % ("upstreamLineage", 1, json.dumps(json.dumps({"upstreams": [{"dataset": 42}]})), "")).encode(),
+     "BAD_ASPECT_JSON", "aspect.value.upstreams.*.dataset: expected a string, got an integer"),
+    ((_MCL % ("upstreamLineage", 1, json.dumps(json.dumps({"fineGrainedLineages": [{"downstreams": 5}]})), "")).encode(),
+     "BAD_ASPECT_JSON", "aspect.value.fineGrainedLineages.*.downstreams: expected an array, got an integer"),
+    ((_MCL % ("upstreamLineage", 1, json.dumps(json.dumps({"fineGrainedLineages": [{"upstreams": [7]}]})), "")).encode(),
+     "BAD_ASPECT_JSON", "aspect.value.fineGrainedLineages.*.upstreams.*: expected a string, got an integer"),
+    ((_MCL % ("schemaMetadata", 1, json.dumps(json.dumps({"fields": {"fieldPath": "id"}})), "")).encode(),
+     "BAD_ASPECT_JSON", "aspect.value.fields: expected an array, got an object"),
+    ((_MCL % ("dataJobInputOutput", 1, json.dumps(json.dumps({"outputDatasetEdges": [{"destinationUrn": 4}]})),
+              "")).encode(),
+     "BAD_ASPECT_JSON", "aspect.value.outputDatasetEdges.*.destinationUrn: expected a string, got an integer"),
+    ((_MCL % ("upstreamLineage", 1, json.dumps(json.dumps({"upstreams": []})),
+              ',"previousAspectValue":{"value":"{\\"upstreams\\": \\"x\\"}"}')).encode(),
+     "BAD_ASPECT_JSON", "previousAspectValue.value.upstreams: expected an array, got a string"),
+    # rv48 #8: the first bad URN in list order, datasets before edges
+    ((_MCL % ("dataJobInputOutput", 1, json.dumps(json.dumps(
+        {"inputDatasets": ["urn:"], "inputDatasetEdges": [{"destinationUrn": "notaurn"}]})), "")).encode(),
+     "BAD_IDENTIFIER", "'urn:'"),
+    # rv48 #4: times as the export's variant reads them
+    ((_MCL % ("status", "1" + "0" * 18 + ".0", '"{}"', "")).encode(), "BAD_TIMESTAMP",
+     "created.time: epoch milliseconds out of range 0..253402300799999: 1000000000000000000"),
+    ((_MCL % ("status", "1" + "0" * 39, '"{}"', "")).encode(), "BAD_TYPE", "created.time: expected an integer, got a number"),
+])
+def test_rv48_lines_are_quarantined_by_the_reference_as_by_the_export(line, reason, detail):
+    """rv49: these were caught only by the Spark comparison, or (a `shapes` path removed from rules.json,
+    which both mappers read) not at all."""
+    result = map_line(line, source="in.jsonl", line=1)
+    assert result.quarantine is not None, "mapped"
+    assert result.quarantine.reason == reason and result.quarantine.detail.endswith(detail), result.quarantine
+
+
+def test_rv48_values_map_as_the_export_maps_them():
+    """rv48 #3, #6: 5E-1 is a double (Spark's variant), an ECE's impersonator is om-event:impersonatedBy."""
+    changed = {"id": "e", "eventType": "entityUpdated", "entityType": "table", "entityId": "t", "timestamp": 1,
+               "changeDescription": {"fieldsUpdated": [{"name": "description", "oldValue": 0}]}}
+    line = json.dumps(changed).replace('"oldValue": 0', '"oldValue": 5E-1').encode()
+    values = [t.object for t in map_line(line).triples if str(t.predicate).endswith("oldValue>")]
+    assert [(v.value, v.datatype.value) for v in values] == [("0.5", "http://www.w3.org/2001/XMLSchema#double")]
+    ece = {"entityUrn": "urn:li:dataset:x", "entityType": "dataset", "category": "TAG", "operation": "ADD",
+           "modifier": "urn:li:tag:PII", "auditStamp": {"time": 1, "actor": "urn:li:corpuser:a",
+                                                        "impersonator": "urn:li:corpuser:bot"}}
+    triples = map_line(json.dumps(ece).encode()).triples
+    assert [str(t.object) for t in triples if str(t.predicate).endswith("impersonatedBy>")] == ["<urn:li:corpuser:bot>"]

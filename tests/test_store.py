@@ -1712,8 +1712,6 @@ def test_a_remote_load_checks_every_batch_not_only_the_first(tmp_path, capsys, m
 def test_a_busy_endpoint_is_asked_again_and_a_non_http_or_cut_answer_is_named(tmp_path, capsys, monkeypatch):
     """ut48b #7: one 503 ended a command that sends a request per asset; an answer cut short read as "not
     SPARQL results JSON"; #4: a port of another service (an SSH banner) was "a bug in changeprov"."""
-    import socket
-
     _credentials(monkeypatch, {})
     exp = make_export(tmp_path / "exp", _dated(range(1, 3)))
     seen = []
@@ -1751,25 +1749,11 @@ def test_a_busy_endpoint_is_asked_again_and_a_non_http_or_cut_answer_is_named(tm
         finally:
             front.shutdown()
 
-    def serve(reply: bytes) -> int:
-        sock = socket.socket()
-        sock.bind(("127.0.0.1", 0))
-        sock.listen(4)
-
-        def run():
-            for _ in range(4):
-                conn, _addr = sock.accept()
-                conn.recv(65536)
-                conn.sendall(reply)
-                conn.close()
-        threading.Thread(target=run, daemon=True).start()
-        return sock.getsockname()[1]
-
-    port = serve(b"SSH-2.0-OpenSSH_8.9\r\n")
+    port = _raw_server(b"SSH-2.0-OpenSSH_8.9\r\n")
     assert main(["query", "deleted-entities", "--endpoint", f"http://127.0.0.1:{port}/query"]) == 2
     err = capsys.readouterr().err
     assert "did not answer as an HTTP server (BadStatusLine" in err and "bug" not in err, err
-    port = serve(b"HTTP/1.1 200 OK\r\nContent-Type: application/sparql-results+json\r\nContent-Length: 100000\r\n\r\n{\"head\"")
+    port = _raw_server(b"HTTP/1.1 200 OK\r\nContent-Type: application/sparql-results+json\r\nContent-Length: 100000\r\n\r\n{\"head\"")
     assert main(["query", "deleted-entities", "--endpoint", f"http://127.0.0.1:{port}/query"]) == 2
     assert "closed the connection after 7 of the 100,000 bytes of its answer" in capsys.readouterr().err
 
@@ -1794,3 +1778,62 @@ def test_a_stopped_remote_load_says_what_it_left_in_the_store(tmp_path, monkeypa
         with pytest.raises(KeyboardInterrupt):
             load_export(store, exp, progress=heard.append)
     assert heard[-1].startswith("stopped after 2 request(s) of triples: they stay in the store"), heard[-1]
+
+
+@pytest.mark.parametrize("code, retry_after, timeout, waits, tries", [
+    (429, None, 60, [1, 2, 4], 4),   # rv49 R2: too many requests is asked again
+    (503, "2", 60, [2, 2, 2], 4),    # R3: the server's Retry-After, not the default
+    (502, "45", 60, [30, 30], 3),    # at most 30 s, and within the request's timeout
+    (503, "30", 5, [], 1),           # R4: a wait beyond the timeout is not waited
+    (500, None, 60, [], 1),          # not a transient status
+])
+def test_retrying_waits_as_the_server_asks_within_the_timeout(monkeypatch, code, retry_after, timeout, waits, tries):
+    import email.message
+    import urllib.error
+
+    from changeprov.sparql import remote
+
+    slept, sent = [], []
+    clock = [0.0]
+    monkeypatch.setattr(remote.time, "sleep", lambda s: (slept.append(s), clock.__setitem__(0, clock[0] + s)))
+    monkeypatch.setattr(remote.time, "monotonic", lambda: clock[0])
+
+    def send():
+        sent.append(1)
+        headers = email.message.Message()
+        if retry_after is not None:
+            headers["Retry-After"] = retry_after
+        raise urllib.error.HTTPError("http://x/query", code, "busy", headers, io.BytesIO(b""))
+
+    with pytest.raises(urllib.error.HTTPError) as caught:
+        remote._retrying(send, deadline=timeout)
+    assert slept == waits and len(sent) == tries and caught.value.tries == tries
+
+
+def _raw_server(reply: bytes) -> int:
+    """A port that answers every connection (4 at most) with ``reply`` and closes: no HTTP server."""
+    import socket
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(4)
+
+    def run():
+        for _ in range(4):
+            conn, _addr = sock.accept()
+            conn.recv(65536)
+            conn.sendall(reply)
+            conn.close()
+    threading.Thread(target=run, daemon=True).start()
+    return sock.getsockname()[1]
+
+
+def test_a_graph_store_url_of_another_service_is_named(tmp_path, capsys, monkeypatch):
+    """rv49 R11: an upload answered by no HTTP server (an SSH port given as --graph-store)."""
+    _credentials(monkeypatch, {})
+    exp = make_export(tmp_path / "exp", _dated(range(1, 3)))
+    with oxigraph_server(tmp_path / "srv") as url:
+        port = _raw_server(b"SSH-2.0-OpenSSH_8.9\r\n")
+        assert main(["load", str(exp), "--endpoint", url, "--graph-store", f"http://127.0.0.1:{port}/store"]) == 2
+        last = capsys.readouterr().err.strip().splitlines()[-1]
+        assert "did not answer as an HTTP server (BadStatusLine" in last and "no earlier batch was stored" in last, last
