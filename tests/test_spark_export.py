@@ -187,8 +187,8 @@ def test_overwrite_is_idempotent_and_append_adds_only_new_partitions(spark, mixe
         {"run_id": old["run_id"], "finished": old["finished"], "triples": old["counts"]["triples"]}]}
     assert [m for m in said if "this run replaces it" in m] == [
         f"{out} holds a committed export (1 run(s), {old['counts']['triples']:,} triples written, the last run "
-        f"{old['run_id'][:12]} finished {display_datetime(old['finished'])}): this run replaces it; --mode append adds "
-        "to it instead"]  # the time as people read times everywhere, not as the manifest stores it
+        f"{old['run_id'][:12]} finished {display_datetime(old['finished'])}): this run replaces it; append mode "
+        "(--mode append) adds to it instead"]  # the time as people read times everywhere, not as the manifest stores it
     more = tmp_path / "more.jsonl"
     generate(more, events=300, seed=99, hostile_share=0, days=28)
     export(spark, resolve_inputs([str(more)]), str(out), mode="append")
