@@ -24,7 +24,8 @@ from types import SimpleNamespace
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from changeprov.mapping.openmetadata import CASCADING, COLUMN_FIELD, COLUMN_LEVELS, ENTITY_LINK, INITIAL_FIELDS, MEMBER_LISTS
+from changeprov.mapping.openmetadata import (CASCADING, COLUMN_FIELD, COLUMN_LEVELS, ENTITY_LINK, INITIAL_FIELDS,
+                                             MEMBER_LISTS)
 from changeprov.mapping.terms import RFC3339_PATTERN
 from changeprov.mapping.vocab import expand, rules
 from changeprov.spark.checks import (BOOL, INT, LIST, NUM, OBJ, STR, Checks, absent, at, got, ident_detail, ms_out_of_range,
@@ -179,7 +180,8 @@ def _about(thread: Column, entity_type: Column, state: Column) -> list[Column]:
     about = F.try_variant_get(state, "$.about", "variant")
     link = F.when((F.lower(entity_type) == "thread") & (variant_kind(about) == "string"), _given(about.cast("string")))
     fqn = _given(F.regexp_extract(link, f"^{ENTITY_LINK}\\z", 1))
-    return [triple(thread, om("aboutEntityLink"), literal(link)), triple(thread, om("aboutFullyQualifiedName"), literal(fqn))]
+    return [triple(thread, om("aboutEntityLink"), literal(link)),
+            triple(thread, om("aboutFullyQualifiedName"), literal(fqn))]
 
 
 def _given(text: Column) -> Column:

@@ -266,7 +266,7 @@ def manifest_warnings(root: Path, files: list[Path], *, before: int, after: int)
                         "copy, or edited): " + ", ".join(changed[:5]) + (" …" if len(changed) > 5 else ""))
     if before == 0 and len(runs) == 1 and isinstance(counted, int) and after != counted:
         # ut48b #3: a server that dropped requests was blamed on the files, which were whole
-        whole = not changed and sizes and set(on_disk) == set(sizes)
+        whole = not changed and bool(sizes) and set(on_disk) == set(sizes)
         warnings.append(f"the store holds {after:,} triples, the export run of manifest.json wrote {counted:,}: "
                         + ("its part files are as the run wrote them (their sizes), so the store did not keep all it "
                            "was sent (a server or gateway that dropped requests?), or the files were edited in place"

@@ -552,7 +552,8 @@ class RemoteStore(TripleStore):
         literal's form). One ASK per chunk (of --batch-bytes, 8 MB by default)."""
         linked = next((t for t in reversed(triples) if isinstance(t.subject, ox.NamedNode)
                        and isinstance(t.object, ox.NamedNode)), None)
-        subject = next((t.subject for t in triples if isinstance(t.subject, ox.NamedNode)), None)
+        subject = None if linked is not None else next(
+            (t.subject for t in triples if isinstance(t.subject, ox.NamedNode)), None)
         if linked is None and subject is None:
             return
         where = redacted(self.graph_store or self.update_endpoint)
