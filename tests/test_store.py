@@ -1818,11 +1818,30 @@ def _raw_server(reply: bytes) -> int:
     sock.bind(("127.0.0.1", 0))
     sock.listen(4)
 
+    def read_request(conn) -> None:
+        # the whole request: closing with part of it unread makes the kernel send a reset, which the
+        # client may see before the reply (then it reads "connection reset", not the reply)
+        data = b""
+        while b"\r\n\r\n" not in data:
+            chunk = conn.recv(65536)
+            if not chunk:
+                return
+            data += chunk
+        head, _, body = data.partition(b"\r\n\r\n")
+        length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                       if line.lower().startswith(b"content-length:")), 0)
+        while len(body) < length:
+            chunk = conn.recv(65536)
+            if not chunk:
+                return
+            body += chunk
+
     def run():
         for _ in range(4):
             conn, _addr = sock.accept()
-            conn.recv(65536)
+            read_request(conn)
             conn.sendall(reply)
+            conn.shutdown(socket.SHUT_WR)
             conn.close()
     threading.Thread(target=run, daemon=True).start()
     return sock.getsockname()[1]
