@@ -45,12 +45,12 @@ def check_ntriples():
 @pytest.fixture(scope="session")
 def spark():
     """The one SparkSession of the test run (small, local, UTC)."""
-    from changeprov.spark.session import INTERPRETED, get_session
+    from changeprov.spark.session import FEW_LINES, INTERPRETED, get_session
 
     session = get_session(master="local[2]", app_name="changeprov-tests",
                           conf={"spark.sql.shuffle.partitions": "4", "spark.driver.memory": "2g",
-                                # test inputs are small: the CLI maps such inputs interpreted too
-                                **INTERPRETED})
+                                # test inputs are small: the CLI maps such inputs so too
+                                **INTERPRETED, **FEW_LINES})
     yield session
     session.stop()
 

@@ -24,7 +24,8 @@ from changeprov.mapping.reference import map_to_files
 from changeprov.spark import job as job_module
 from changeprov.spark.fs import FileSystem, local_input
 from changeprov.spark.job import export, outside_output, resolve_inputs
-from changeprov.spark.session import GZIP_FACTOR, INTERPRETED, INTERPRETED_BELOW_BYTES, evaluation_conf
+from changeprov.spark.session import (FEW_LINES, FEW_LINES_BELOW_BYTES, GZIP_FACTOR, INTERPRETED,
+                                      INTERPRETED_BELOW_BYTES, evaluation_conf)
 from changeprov.sparql.formats import display_datetime
 from spark_support import parse_nt
 
@@ -731,19 +732,23 @@ def test_local_star_is_every_core():
     assert local_cores("local-cluster[a,b]") == local_cores("local[x]") == local_cores("local-cluster[2]") == every
 
 
-@pytest.mark.parametrize("files, interpreted", [
-    ({"a.jsonl": 1000}, True),
-    ({"a.jsonl": INTERPRETED_BELOW_BYTES - 1}, True),
-    ({"a.jsonl": INTERPRETED_BELOW_BYTES // 2, "b.jsonl": INTERPRETED_BELOW_BYTES // 2}, False),
-    ({"a.jsonl.gz": INTERPRETED_BELOW_BYTES // GZIP_FACTOR + 1}, False),
+@pytest.mark.parametrize("files, want", [
+    ({"a.jsonl": 1000}, {**INTERPRETED, **FEW_LINES}),
+    ({"a.jsonl": FEW_LINES_BELOW_BYTES - 1}, {**INTERPRETED, **FEW_LINES}),
+    ({"a.jsonl": FEW_LINES_BELOW_BYTES // 2, "b.jsonl": FEW_LINES_BELOW_BYTES // 2}, INTERPRETED),
+    ({"a.jsonl.gz": FEW_LINES_BELOW_BYTES // GZIP_FACTOR + 1}, INTERPRETED),
+    ({"a.jsonl": INTERPRETED_BELOW_BYTES - 1}, INTERPRETED),
+    ({"a.jsonl": INTERPRETED_BELOW_BYTES // 2, "b.jsonl": INTERPRETED_BELOW_BYTES // 2}, {}),
+    ({"a.jsonl.gz": INTERPRETED_BELOW_BYTES // GZIP_FACTOR + 1}, {}),
 ])
-def test_inputs_below_the_threshold_are_mapped_with_interpreted_expressions(tmp_path, files, interpreted):
+def test_inputs_below_the_thresholds_are_mapped_interpreted_and_the_smallest_without_subexpressions(
+        tmp_path, files, want):
     paths = []
     for name, size in files.items():
         with open(tmp_path / name, "wb") as fh:
             fh.truncate(size)  # sparse: no disk used
         paths.append(local_input(tmp_path / name))
-    assert (evaluation_conf(paths) == INTERPRETED) is interpreted
+    assert evaluation_conf(paths) == want
     assert evaluation_conf(paths + ["s3a://bucket/events/"]) == {}  # remote: size unknown, Spark's default
 
 
