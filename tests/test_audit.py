@@ -628,9 +628,11 @@ def test_a_dropped_column_used_by_another_table_is_not_used_by_this_one(tmp_path
     assert (finding.details["dependents"], finding.details["unused_by"]) == (["s.d.x.b"], ["s.d.x.c"])
 
 
-def test_a_deleted_dataset_that_a_job_still_read_has_the_job_as_dependent(tmp_path):
+@pytest.mark.parametrize("log_starts_mid_history", [False, True])
+def test_a_deleted_dataset_that_a_job_still_read_has_the_job_as_dependent(tmp_path, log_starts_mid_history):
     """ut13 #3: a DataHub job's inputs are no lineage edge, so deleting a dataset that only a job read
-    was a plain deletion, while `impact --param jobs=true` named the job."""
+    was a plain deletion, while `impact --param jobs=true` named the job. rv49 LK7: a log that starts
+    after the job first listed the input has it only as kept (om:keptInput), never added."""
     t, hour = 1_704_139_200_000, 3_600_000
     ds, job = DS("hive,db.src"), "urn:li:dataJob:(urn:li:dataFlow:(airflow,f,prod),load)"
 
@@ -646,9 +648,15 @@ def test_a_deleted_dataset_that_a_job_still_read_has_the_job_as_dependent(tmp_pa
         return event
 
     events = [mcl(ds, "dataset", "datasetKey", t, value={"name": "src"}),
-              mcl(job, "dataJob", "dataJobInputOutput", t, value={"inputDatasets": [ds], "outputDatasets": []}),
+              mcl(job, "dataJob", "dataJobInputOutput", t, value={"inputDatasets": [ds], "outputDatasets": []},
+                  previous={"inputDatasets": [ds], "outputDatasets": []} if log_starts_mid_history else None),
               mcl(ds, "dataset", "datasetKey", t + hour, change="DELETE", previous={"name": "src"})]
     db = _mapped_store(events, tmp_path)
+    with open_store("embedded", path=db, read_only=True) as store:  # the case this test is for
+        kept = {r["dataset"].value for r in store.select(
+            "SELECT ?dataset WHERE { ?fc <https://open-metadata.org/schema/type/changeEvent/keptInput> ?dataset }"
+        ).dicts()}
+    assert kept == ({ds} if log_starts_mid_history else set())
     with open_store("embedded", path=db, read_only=True) as store:
         report = run_audit(store, now_ms=NOW_MS)
     (finding,) = report.of_kind("deletion-with-dependents")
