@@ -1847,6 +1847,39 @@ def _raw_server(reply: bytes) -> int:
     return sock.getsockname()[1]
 
 
+def _resetting_server() -> int:
+    """A port that reads the start of each request (4 at most) and then resets the connection, as a
+    server that died while it read an upload (it may have applied part of it)."""
+    import socket
+    import struct
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(4)
+
+    def run():
+        for _ in range(4):
+            conn, _addr = sock.accept()
+            conn.recv(1024)
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close is a reset
+            conn.close()
+    threading.Thread(target=run, daemon=True).start()
+    return sock.getsockname()[1]
+
+
+def test_an_upload_cut_by_a_reset_may_be_in_the_store_in_part(tmp_path, capsys, monkeypatch):
+    """rv49 R12: a connection reset while the server read a request said only "cannot reach", though
+    the server may have applied part of the request (ut48b #2)."""
+    _credentials(monkeypatch, {})
+    exp = make_export(tmp_path / "exp", _dated(range(1, 3)))
+    with oxigraph_server(tmp_path / "srv") as url:
+        port = _resetting_server()
+        assert main(["load", str(exp), "--endpoint", url, "--graph-store", f"http://127.0.0.1:{port}/store"]) == 2
+        last = capsys.readouterr().err.strip().splitlines()[-1]
+        assert f"cannot reach http://127.0.0.1:{port}/store" in last, last
+        assert "(this request may be in the store in part); no earlier batch was stored" in last, last
+
+
 def test_a_graph_store_url_of_another_service_is_named(tmp_path, capsys, monkeypatch):
     """rv49 R11: an upload answered by no HTTP server (an SSH port given as --graph-store)."""
     _credentials(monkeypatch, {})
