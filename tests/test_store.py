@@ -1709,6 +1709,35 @@ def test_a_remote_load_checks_every_batch_not_only_the_first(tmp_path, capsys, m
             front.shutdown()
 
 
+@pytest.mark.parametrize("dropped", [1, 2])
+def test_a_chunk_sent_in_two_requests_is_checked_request_by_request(tmp_path, monkeypatch, dropped):
+    """rv49 R7/R13: a chunk whose SPARQL Update wrapping passes --batch-bytes goes as two requests, and
+    the check asked for the chunk's last triple only: a gateway dropping the first request passed."""
+    _credentials(monkeypatch, {})
+    lines = b"".join(b"<http://x/s%d> <http://x/p> <http://x/o%d> .\n" % (i, i) for i in range(4))
+    posts = []
+
+    def drop(method, path, _headers, _body):
+        if method == "POST" and path.startswith("/update"):
+            posts.append(path)
+            return (204, b"") if len(posts) == dropped else None
+        return None
+
+    with oxigraph_server(tmp_path / "srv") as url:
+        front = _gateway(url.rsplit("/", 1)[0], drop)
+        try:
+            base = f"http://127.0.0.1:{front.server_address[1]}"
+            store = RemoteStore(f"{base}/query", update_endpoint=f"{base}/update", batch_bytes=len(lines))
+            with pytest.raises(StoreError) as caught:
+                store.load_ntriples(io.BytesIO(lines))
+        finally:
+            front.shutdown()
+    assert len(posts) == dropped  # one chunk, split in two requests; the load stops at the dropped one
+    said = str(caught.value)
+    assert ("accepted the first batch (2 triples)" if dropped == 1 else "accepted batch 2 (2 triples)") in said, said
+    assert ("the 1 batch(es) before it stay" in said) is (dropped == 2), said
+
+
 def test_a_busy_endpoint_is_asked_again_and_a_non_http_or_cut_answer_is_named(tmp_path, capsys, monkeypatch):
     """ut48b #7: one 503 ended a command that sends a request per asset; an answer cut short read as "not
     SPARQL results JSON"; #4: a port of another service (an SSH banner) was "a bug in changeprov"."""
