@@ -45,6 +45,12 @@ MAX_DEPTH = 128
 # Object keys longer than this are refused: it is the limit of the JSON parser under Spark (Jackson's
 # StreamReadConstraints.maxNameLength), and both implementations must quarantine the same lines.
 MAX_KEY_CHARS = 50_000
+# A key over that limit as both implementations find it in the text of a line that failed to parse
+# (Spark's parser says only that it failed): each escape made one character, then a string of more
+# than MAX_KEY_CHARS characters followed by a colon. Python's and Java's regex syntax alike.
+KEY_ESCAPE = r"\\u[0-9a-fA-F]{4}|\\."
+LONG_KEY = '"[^"]{%d,}"[ \t\r\n]*:' % (MAX_KEY_CHARS + 1)
+LONG_KEY_DETAIL = f"an object key exceeds the limit of {MAX_KEY_CHARS} characters"
 RAW_LIMIT = 64 * 1024  # bytes of the raw line kept in a quarantine record
 BOM = b"\xef\xbb\xbf"
 BOM_DETAIL = "UTF-8 byte order mark at the start of the line"  # the export writes the same (spark/)
@@ -251,11 +257,26 @@ def _has_surrogate(value: Any) -> bool:
     return False
 
 
+_KEY_ESCAPE = re.compile(KEY_ESCAPE)
+_LONG_KEY = re.compile(LONG_KEY)
+
+
 def _parse(text: str, max_depth: int) -> Any:
     """json.loads with every strictness rule; raises Rejected only."""
     depth = nesting_depth(text, max_depth)
     if depth > max_depth:
         raise Rejected("TOO_LARGE", f"nested deeper than {max_depth} levels")
+    try:
+        return _loads(text)
+    except Rejected as exc:
+        # rv48 #7: a long key is TOO_LARGE wherever the line's other fault is (a NaN before it was
+        # MALFORMED_JSON here and TOO_LARGE in the export, which cannot tell which came first)
+        if exc.reason == "MALFORMED_JSON" and _LONG_KEY.search(_KEY_ESCAPE.sub("_", text)):
+            raise Rejected("TOO_LARGE", LONG_KEY_DETAIL) from None
+        raise
+
+
+def _loads(text: str) -> Any:
     try:
         value = json.loads(text, object_pairs_hook=_pairs, parse_float=_parse_float, parse_int=_parse_int,
                            parse_constant=_parse_constant)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from changeprov.mapping.decode import BOM_DETAIL, MAX_BYTES, MAX_DEPTH, MAX_KEY_CHARS
+from changeprov.mapping.decode import BOM_DETAIL, KEY_ESCAPE, LONG_KEY, LONG_KEY_DETAIL, MAX_BYTES, MAX_DEPTH
 from changeprov.mapping.vocab import rules
 from changeprov.spark.checks import reject
 from changeprov.spark.plans import add_stages
@@ -104,7 +104,7 @@ def _lone_surrogate_only(text: Column) -> Column:
 
 def _long_key(text: Column) -> Column:
     """A string longer than MAX_KEY_CHARS followed by a colon: an object key Spark's parser refuses."""
-    return F.regexp_replace(text, _ESCAPE, "_").rlike('"[^"]{%d,}"[ \t\r\n]*:' % (MAX_KEY_CHARS + 1))
+    return F.regexp_replace(text, KEY_ESCAPE, "_").rlike(LONG_KEY)
 
 
 
@@ -208,7 +208,7 @@ def decode(lines: DataFrame) -> DataFrame:
         .when(parsed.isNull() & _lone_surrogate_only(value),
               reject("BAD_ENCODING", "lone UTF-16 surrogate escape (\\uD800-\\uDFFF not in a valid pair)"))
         .when(parsed.isNull() & _long_key(value),
-              reject("TOO_LARGE", f"an object key exceeds the limit of {MAX_KEY_CHARS} characters"))
+              reject("TOO_LARGE", LONG_KEY_DETAIL))
         .when(parsed.isNull() | (~fast & _trailing_data(value, parsed))
               | (F.when(fast, double_guard).otherwise(F.lit(True)) & _overflowing_number(value)),
               reject("MALFORMED_JSON", "not one valid JSON value (syntax, trailing data, duplicate key, NaN or "

@@ -63,6 +63,13 @@ CASES = [
     (env(b"9" * 400), "MALFORMED_JSON"),                       # no double can hold it
     (env(b"9" * 400 + b".5"), "MALFORMED_JSON"),
     (b"\x0c{}", "MALFORMED_JSON"),                             # form feed is not JSON white space
+    # rv48 #7: a key over the limit is TOO_LARGE wherever the other fault is, as the export can only say
+    # it; an escape is one character of the key (10,000 escaped characters are no long key)
+    (b'{"' + b"k" * 50_001 + b'": 1, "a": NaN}', "TOO_LARGE"),
+    (b'{"a": NaN, "' + b"k" * 50_001 + b'": 1}', "TOO_LARGE"),
+    (b'{"a": NaN, "b": {"' + b"k\\n" * 25_001 + b'" : 1}}', "TOO_LARGE"),
+    (b'{"a": NaN, "' + b"\\u00e9" * 10_000 + b'": 1}', "MALFORMED_JSON"),
+    (b'{"a": NaN, "b": "' + b"k" * 50_001 + b'"}', "MALFORMED_JSON"),   # a long value, not a key
     (b"null", "NOT_AN_OBJECT"),
     (b"[" + env(b"1") + b"]", "NOT_AN_OBJECT"),
     (b'"{}"', "NOT_AN_OBJECT"),

@@ -29,6 +29,14 @@ EXTRA.update({f"number-{i}": ('{"entityUrn":"urn:li:x","aspectName":"status","ch
 EXTRA.update({f"key-{name}": ('{"entityUrn":"urn:li:x","aspectName":"status","changeType":"UPSERT","%s":1}' % key)
               .encode("utf-8") for name, key in (("bmp", "k" * 50_000), ("astral-over", "k" * 49_999 + "\U0001F600"),
                                                  ("astral-at", "\U0001F600" * 25_000))})
+# rv48 #7: a long key beside another fault, before or after it; escapes count one character each
+EXTRA.update({f"long-key-{name}": raw for name, raw in (
+    ("nan-after", b'{"' + b"k" * 50_001 + b'": 1, "a": NaN}'),
+    ("nan-before", b'{"a": NaN, "' + b"k" * 50_001 + b'": 1}'),
+    ("escaped-nested", b'{"a": NaN, "b": {"' + b"k\\n" * 25_001 + b'" : 1}}'),
+    ("escaped-over", b'{"entityUrn":"urn:li:x","aspectName":"status","changeType":"UPSERT","' + b"\\u00e9" * 50_001 + b'":1}'),
+    ("escapes-short", b'{"a": NaN, "' + b"\\u00e9" * 10_000 + b'": 1}'),
+    ("long-value", b'{"a": NaN, "b": "' + b"k" * 50_001 + b'"}'))})
 
 # ut21 #8: a number out of a double's range beside values of other kinds (the schema says VARIANT, not DOUBLE)
 EXTRA.update({f"overflow-{i}": ('{"entityUrn":"urn:li:x","aspectName":"status","changeType":"UPSERT","n":%s}' % t)
