@@ -547,7 +547,7 @@ class RemoteStore(TripleStore):
         (ut44a #2), as would a --graph-store of another dataset; one that dropped every request after the
         first lost most of a night's export into a store that held data, exit 0 (ut48b #1). Servers answer
         writes in many ways (Fuseki an HTML page, Oxigraph no body), so the data is checked, not the
-        answer: by the chunk's last triple whose object is an IRI (the triples of a chunk go in order), else
+        answer: by the request's last triple whose object is an IRI (its triples go in order), else
         by an IRI subject alone (rv44 #2: a blank node cannot be asked for, and a server may rewrite a
         literal's form). One ASK per request (of --batch-bytes, 8 MB by default); ``before``: the requests
         sent before this one."""
