@@ -1743,11 +1743,16 @@ def test_a_change_event_add_and_remove_in_one_millisecond_come_with_a_note(tmp_p
                               "modifier": "urn:li:tag:PII", "auditStamp": {"time": ms, "actor": "urn:li:corpuser:admin"},
                               "parameters": {"tagUrn": "urn:li:tag:PII"}}
     tied, ordered, settled, typed = DS("hive,db.tied"), DS("hive,db.ordered"), DS("hive,db.settled"), DS("hive,db.typed")
+    stated = DS("hive,db.stated")
+    pii = {"tags": [{"tag": "urn:li:tag:PII"}]}
     embedded = _store_of([tag(tied, t, "ADD"), tag(tied, t, "REMOVE"), tag(ordered, t, "ADD"), tag(ordered, t + 1, "REMOVE"),
                           # rv43 #3: a tie that a later change settles, and owners of two types (two ownerships)
                           tag(settled, t, "ADD"), tag(settled, t, "REMOVE"), tag(settled, t + 5, "ADD"),
                           _owner_ece(typed, t, "ADD", "alice", "BUSINESS_OWNER"),
-                          _owner_ece(typed, t, "REMOVE", "alice", "TECHNICAL_OWNER")], tmp_path)
+                          _owner_ece(typed, t, "REMOVE", "alice", "TECHNICAL_OWNER"),
+                          # rv49 LK11: an MCL adding the tag in that millisecond is the aspect after it, no tie
+                          tag(stated, t, "REMOVE"), _dh_mcl(stated, "globalTags", t, "2", value=pii, previous=("1", {"tags": []}))],
+                         tmp_path)
     want = ("change events in one millisecond (2024-03-04T10:00:00.000Z) add and remove urn:li:tag:PII: DataHub "
             "gives them no order, so which came last is not known (taken by IRI)")
     from changeprov.sparql.server import oxigraph_server
@@ -1759,7 +1764,7 @@ def test_a_change_event_add_and_remove_in_one_millisecond_come_with_a_note(tmp_p
         for store in (embedded, remote, rdflib_store):
             rows = run_query(store, get_query("entity-state"), {"entity": tied})
             assert [n for n in rows.notes if n.startswith("change events in one")] == [want + "; `entity-history` lists both"]
-            for entity in (ordered, settled, typed):
+            for entity in (ordered, settled, typed, stated):
                 assert not [n for n in run_query(store, get_query("entity-state"), {"entity": entity}).notes
                             if "one millisecond" in n], entity
             assert [n for n in run_query(store, get_query("entity-state"), {"entity": settled, "as_of": str(t + 1)}).notes
