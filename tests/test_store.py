@@ -1839,9 +1839,12 @@ def test_retrying_waits_as_the_server_asks_within_the_timeout(monkeypatch, code,
     assert slept == waits and len(sent) == tries and caught.value.tries == tries
 
 
-def _raw_server(reply: bytes) -> int:
-    """A port that answers every connection (4 at most) with ``reply`` and closes: no HTTP server."""
+def _raw_server(reply: bytes = b"", *, reset: bool = False) -> int:
+    """A port that answers every connection (4 at most) with ``reply`` and closes: no HTTP server. With
+    ``reset``, it reads the start of each request and resets the connection instead, as a server that
+    died while it read an upload (it may have applied part of it)."""
     import socket
+    import struct
 
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
@@ -1868,29 +1871,13 @@ def _raw_server(reply: bytes) -> int:
     def run():
         for _ in range(4):
             conn, _addr = sock.accept()
-            read_request(conn)
-            conn.sendall(reply)
-            conn.shutdown(socket.SHUT_WR)
-            conn.close()
-    threading.Thread(target=run, daemon=True).start()
-    return sock.getsockname()[1]
-
-
-def _resetting_server() -> int:
-    """A port that reads the start of each request (4 at most) and then resets the connection, as a
-    server that died while it read an upload (it may have applied part of it)."""
-    import socket
-    import struct
-
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(4)
-
-    def run():
-        for _ in range(4):
-            conn, _addr = sock.accept()
-            conn.recv(1024)
-            conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close is a reset
+            if reset:
+                conn.recv(1024)
+                conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close is a reset
+            else:
+                read_request(conn)
+                conn.sendall(reply)
+                conn.shutdown(socket.SHUT_WR)
             conn.close()
     threading.Thread(target=run, daemon=True).start()
     return sock.getsockname()[1]
@@ -1902,7 +1889,7 @@ def test_an_upload_cut_by_a_reset_may_be_in_the_store_in_part(tmp_path, capsys, 
     _credentials(monkeypatch, {})
     exp = make_export(tmp_path / "exp", _dated(range(1, 3)))
     with oxigraph_server(tmp_path / "srv") as url:
-        port = _resetting_server()
+        port = _raw_server(reset=True)
         assert main(["load", str(exp), "--endpoint", url, "--graph-store", f"http://127.0.0.1:{port}/store"]) == 2
         last = capsys.readouterr().err.strip().splitlines()[-1]
         assert f"cannot reach http://127.0.0.1:{port}/store" in last, last
