@@ -71,6 +71,7 @@ def mutations(corpus: Path) -> list[bytes]:
             for path in list(_paths(value, depth=4))[:10]:
                 for v in (*KINDS, *IDENTIFIERS):
                     variants.append(_replaced(event, ("aspect", "value"), json.dumps(_replaced(value, path, v))))
+    variants += _two_bad_values(events, rng)
     # an unknown event type is named, up to 200 characters
     variants += [_replaced(event, (key,), "A" * 300) for event in events
                  for key in ("eventType", "changeType", "category") if key in event]
@@ -92,6 +93,28 @@ def mutations(corpus: Path) -> list[bytes]:
             variant["id"] = str(uuid.uuid5(uuid.NAMESPACE_URL, str(i)))
         # "@…" stands for a JSON number written as is
         out.append(re.sub(r'"@([-0-9.e]+)"', r"\1", json.dumps(variant)).encode("utf-8"))
+    return out
+
+
+def _two_bad_values(events: list[dict], rng: random.Random) -> list[dict]:
+    """Two values of an event (or of its aspect value) replaced at once: the detail names the one the
+    reference checks first (rv49 AS2/DH3/SP1: swapping two checks of a Spark mapper passed every test)."""
+    def pairs(paths: list[tuple], k: int) -> list[tuple]:
+        # a path comes before the paths under it, so only the first of a pair can hold the second
+        every = [(a, b) for i, a in enumerate(paths) for b in paths[i + 1:] if b[:len(a)] != a]
+        return rng.sample(every, min(k, len(every)))
+
+    bad = (([], "tab\there"), ("tab\there", 42), (1.5, None))
+    out = []
+    for event in events:
+        for a, b in pairs(list(_paths(event)), 20):
+            out += [_replaced(_replaced(event, a, x), b, y) for x, y in bad]
+        aspect = event.get("aspect")
+        if isinstance(aspect, dict) and isinstance(aspect.get("value"), str):
+            value = json.loads(aspect["value"])
+            for a, b in pairs(list(_paths(value, depth=4)), 10):
+                out += [_replaced(event, ("aspect", "value"), json.dumps(_replaced(_replaced(value, a, x), b, y)))
+                        for x, y in bad]
     return out
 
 
