@@ -71,7 +71,7 @@ def mutations(corpus: Path) -> list[bytes]:
             for path in list(_paths(value, depth=4))[:10]:
                 for v in (*KINDS, *IDENTIFIERS):
                     variants.append(_replaced(event, ("aspect", "value"), json.dumps(_replaced(value, path, v))))
-    variants += _two_bad_values(events, rng)
+    variants += _two_bad_values(corpus, rng)
     # an unknown event type is named, up to 200 characters
     variants += [_replaced(event, (key,), "A" * 300) for event in events
                  for key in ("eventType", "changeType", "category") if key in event]
@@ -96,25 +96,69 @@ def mutations(corpus: Path) -> list[bytes]:
     return out
 
 
-def _two_bad_values(events: list[dict], rng: random.Random) -> list[dict]:
-    """Two values of an event (or of its aspect value) replaced at once: the detail names the one the
-    reference checks first (rv49 AS2/DH3/SP1: swapping two checks of a Spark mapper passed every test)."""
+def _two_bad_values(corpus: Path, rng: random.Random) -> list[dict]:
+    """Two values of an event (or of a JSON text in it) replaced at once, each by a value that alone
+    quarantines the line: the detail names the one the reference checks first (rv49 AS2/DH3/SP1:
+    swapping two checks of a Spark mapper passed every test). On an event of each shape in the
+    corpus, and with one member unusable in both the previous and the new aspect value."""
     def pairs(paths: list[tuple], k: int) -> list[tuple]:
         # a path comes before the paths under it, so only the first of a pair can hold the second
         every = [(a, b) for i, a in enumerate(paths) for b in paths[i + 1:] if b[:len(a)] != a]
         return rng.sample(every, min(k, len(every)))
 
-    bad = (([], "tab\there"), ("tab\there", 42), (1.5, None))
+    tab, not_urn = "tab\there", "https://not.a.urn/"
     out = []
-    for event in events:
-        for a, b in pairs(list(_paths(event)), 20):
-            out += [_replaced(_replaced(event, a, x), b, y) for x, y in bad]
-        aspect = event.get("aspect")
-        if isinstance(aspect, dict) and isinstance(aspect.get("value"), str):
-            value = json.loads(aspect["value"])
-            for a, b in pairs(list(_paths(value, depth=4)), 10):
-                out += [_replaced(event, ("aspect", "value"), json.dumps(_replaced(_replaced(value, a, x), b, y)))
-                        for x, y in bad]
+    for event in _one_per_shape(corpus):
+        for where, value in _texts(event):
+            bad = {p: [v for v in ([], 42, tab) if _reason(_changed(event, where, {p: v}))]
+                   for p in _paths(value, depth=4)}
+            bad = {p: values for p, values in bad.items() if values}
+            out += [_changed(event, where, {a: rng.choice(bad[a]), b: rng.choice(bad[b])}) for a, b in pairs(list(bad), 12)]
+            named = [p for p, values in bad.items() if tab in values]  # two identifier checks
+            out += [_changed(event, where, {a: tab, b: not_urn}) for a, b in pairs(named, 6)]
+            if where == ("aspect", "value") and ("previousAspectValue", "value") in dict(_texts(event)):
+                out += [_changed(_changed(event, where, {p: tab}), ("previousAspectValue", "value"), {p: not_urn})
+                        for p in rng.sample(named, min(3, len(named)))]
+    return out
+
+
+def _texts(event: dict) -> list[tuple[tuple, object]]:
+    """The event itself at (), and each JSON text it carries at its path, parsed."""
+    out = [((), event)]
+    for key in ("aspect", "previousAspectValue", "payload"):
+        holder = event.get(key)
+        if isinstance(holder, dict) and isinstance(holder.get("value"), str):
+            out.append(((key, "value"), json.loads(holder["value"])))
+    return out
+
+
+def _changed(event: dict, where: tuple, values: dict) -> dict:
+    """``event`` with the values at the paths of ``values`` replaced, inside the JSON text at ``where``
+    (() for the event itself)."""
+    target = json.loads(event[where[0]][where[1]]) if where else event
+    for path, value in values.items():
+        target = _replaced(target, path, value)
+    return _replaced(event, where, json.dumps(target)) if where else target
+
+
+def _reason(event: dict) -> str | None:
+    q = map_line(json.dumps(event).encode("utf-8")).quarantine
+    return q.reason if q else None
+
+
+def _one_per_shape(corpus: Path) -> list[dict]:
+    """The first event of each kind in each corpus file (event type, entity type, aspect, category)."""
+    seen, out = set(), []
+    for path in sorted(corpus.glob("*/*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                event = json.loads(line)
+                inner = dict(_texts(event)).get(("payload", "value"), {})
+                key = (path.name, *(str(event.get(k)) for k in ("eventType", "entityType", "aspectName", "name", "category")),
+                       *(str(inner.get(k)) for k in ("category", "relationshipType")))
+                if key not in seen:
+                    seen.add(key)
+                    out.append(event)
     return out
 
 
