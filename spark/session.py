@@ -13,6 +13,7 @@ from changeprov.javacheck import java_version
 from changeprov.mapping.inputs import codec_of
 from changeprov.spark.fs import local_file
 
+EXCLUDED_RULES = "spark.sql.optimizer.excludedRules"
 DEFAULTS = {
     "spark.sql.session.timeZone": "UTC",
     "spark.ui.enabled": "false",
@@ -53,7 +54,7 @@ DEFAULTS = {
     # the counts still added up (ut45b #2); an export sets them back to false while it runs.
     "spark.sql.files.ignoreCorruptFiles": "false",
     "spark.sql.files.ignoreMissingFiles": "false",
-    "spark.sql.optimizer.excludedRules": ",".join(
+    EXCLUDED_RULES: ",".join(
         "org.apache.spark.sql.execution.datasources." + rule
         for rule in ("SchemaPruning", "PushVariantIntoScan", "PruneFileSourcePartitions")),
 }
@@ -113,6 +114,8 @@ def export_settings(spark) -> Callable[[], None]:
     def set_sql() -> dict:
         jconf, before = spark._jsparkSession.conf(), {}
         for name, value in EXPORT_SQL.items():
+            if name == EXCLUDED_RULES:  # the session's exclusions and ours (FEW_LINES adds some)
+                value = with_rules(spark.conf.get(name, None), value)
             if spark.conf.get(name, None) == value:
                 continue
             was = jconf.getOption(name)
@@ -255,8 +258,30 @@ GZIP_FACTOR = 10
 INTERPRETED = {"spark.sql.codegen.factoryMode": "NO_CODEGEN"}
 #: Local input below this size is also mapped without looking for common subexpressions.
 FEW_LINES_BELOW_BYTES = 16 * 2**20
+#: The optimizer rules that only simplify expressions: on a few lines there is nothing for them to
+#: save, and each walks the mapping's large expressions, ~5 s of every export (docs/export.md, stop 50).
+SIMPLIFYING_RULES = tuple("org.apache.spark.sql.catalyst.optimizer." + rule for rule in (
+    "SimplifyConditionals", "RemoveRedundantAliases", "ConstantFolding", "FoldablePropagation",
+    "BooleanSimplification", "NullPropagation", "PushFoldableIntoBranches", "CombineConcats",
+    "SimplifyBinaryComparison", "OptimizeCsvJsonExprs", "SimplifyExtractValueOps", "SimplifyCasts", "OptimizeIn",
+    "ReorderAssociativeOperator", "UnwrapCastInBinaryComparison", "NullDownPropagation",
+    "EliminateAggregateFilter", "ReplaceNullWithFalseInPredicate"))
 #: What inputs of a few thousand events get on top of INTERPRETED (see ``evaluation_conf``).
-FEW_LINES = {"spark.sql.subexpressionElimination.enabled": "false"}
+FEW_LINES = {"spark.sql.subexpressionElimination.enabled": "false",
+             EXCLUDED_RULES: ",".join((DEFAULTS[EXCLUDED_RULES], *SIMPLIFYING_RULES))}
+
+
+def with_rules(given: str | None, ours: str) -> str:
+    """The optimizer rules of ``given`` (a session's ``spark.sql.optimizer.excludedRules``) and then
+    those of ``ours`` it lacks, comma-separated.
+
+    >>> with_rules(None, "a,b")
+    'a,b'
+    >>> with_rules("c, a", "a,b")
+    'c,a,b'
+    """
+    rules = [r.strip() for text in (given or "", ours) for r in text.split(",") if r.strip()]
+    return ",".join(dict.fromkeys(rules))
 
 
 def evaluation_conf(inputs: Sequence[str]) -> dict[str, str]:
@@ -277,8 +302,12 @@ def evaluation_conf(inputs: Sequence[str]) -> dict[str, str]:
     export took 30-32 s instead of 41-43 s; on 30k events (44 MB) the search pays for itself
     (110.7 s with it, 124.4 s without). Same triples either way.
 
-    >>> evaluation_conf([])
-    {'spark.sql.codegen.factoryMode': 'NO_CODEGEN', 'spark.sql.subexpressionElimination.enabled': 'false'}
+    The optimizer's expression-simplifying rules are off below that size too (``SIMPLIFYING_RULES``):
+    warm exports of 3, 175 and 2,000 lines took 24.5 s on average with them, 22.3 s without (the
+    rules' own time 7-10 s against 4-5 s), with the same triples and quarantine (docs/export.md, stop 50).
+
+    >>> sorted(evaluation_conf([]))
+    ['spark.sql.codegen.factoryMode', 'spark.sql.optimizer.excludedRules', 'spark.sql.subexpressionElimination.enabled']
     >>> evaluation_conf(["hdfs://nn/events/"])
     {}
     """

@@ -380,6 +380,31 @@ def test_an_export_in_a_callers_session_gives_the_reference_and_leaves_its_setti
     assert read_triples(tmp_path / "out") == want and result.counts["balanced"]
 
 
+@pytest.mark.parametrize("theirs", ["org.apache.spark.sql.catalyst.optimizer.CollapseRepartition",
+                                    FEW_LINES["spark.sql.optimizer.excludedRules"]])
+def test_an_export_keeps_the_optimizer_rules_a_session_excludes_and_adds_its_own(spark, theirs):
+    """The export's excluded rules are added to the session's, not put in their place: a small input's
+    session excludes the expression-simplifying rules (FEW_LINES), which the export's own setting
+    turned back on in every export."""
+    from changeprov.spark.session import DEFAULTS, EXCLUDED_RULES, export_settings
+
+    before = spark.conf.get(EXCLUDED_RULES, None)
+    spark.conf.set(EXCLUDED_RULES, theirs)
+    try:
+        restore = export_settings(spark)
+        try:
+            during = spark.conf.get(EXCLUDED_RULES)
+        finally:
+            restore()
+        assert during.startswith(theirs) and set(DEFAULTS[EXCLUDED_RULES].split(",")) <= set(during.split(","))
+        assert spark.conf.get(EXCLUDED_RULES) == theirs
+    finally:
+        if before is None:
+            spark.conf.unset(EXCLUDED_RULES)
+        else:
+            spark.conf.set(EXCLUDED_RULES, before)
+
+
 def test_failed_write_loggers_are_quiet_until_the_last_export_ends_and_then_not_pinned(spark):
     """rv44 #5: two exports at once share the silencing (the first to end must not turn it off for the
     other), and putting it back must not pin the loggers' levels (a later setLogLevel reached them no more)."""
