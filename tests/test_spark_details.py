@@ -65,12 +65,10 @@ def mutations(corpus: Path) -> list[bytes]:
     for event in events:
         for path in _paths(event):
             variants += [_replaced(event, path, v) for v in (*KINDS, *IDENTIFIERS)]
-        aspect = event.get("aspect")
-        if isinstance(aspect, dict) and isinstance(aspect.get("value"), str):
-            value = json.loads(aspect["value"])
-            for path in list(_paths(value, depth=4))[:10]:
-                for v in (*KINDS, *IDENTIFIERS):
-                    variants.append(_replaced(event, ("aspect", "value"), json.dumps(_replaced(value, path, v))))
+        value = dict(_texts(event)).get(("aspect", "value"))
+        if value is not None:
+            variants += [_changed(event, ("aspect", "value"), {path: v})
+                         for path in list(_paths(value, depth=4))[:10] for v in (*KINDS, *IDENTIFIERS)]
     variants += _two_bad_values(corpus, rng)
     # an unknown event type is named, up to 200 characters
     variants += [_replaced(event, (key,), "A" * 300) for event in events
@@ -109,14 +107,15 @@ def _two_bad_values(corpus: Path, rng: random.Random) -> list[dict]:
     tab, not_urn = "tab\there", "https://not.a.urn/"
     out = []
     for event in _one_per_shape(corpus):
-        for where, value in _texts(event):
+        texts = dict(_texts(event))
+        for where, value in texts.items():
             bad = {p: [v for v in ([], 42, tab) if _reason(_changed(event, where, {p: v}))]
                    for p in _paths(value, depth=4)}
             bad = {p: values for p, values in bad.items() if values}
             out += [_changed(event, where, {a: rng.choice(bad[a]), b: rng.choice(bad[b])}) for a, b in pairs(list(bad), 12)]
             named = [p for p, values in bad.items() if tab in values]  # two identifier checks
             out += [_changed(event, where, {a: tab, b: not_urn}) for a, b in pairs(named, 6)]
-            if where == ("aspect", "value") and ("previousAspectValue", "value") in dict(_texts(event)):
+            if where == ("aspect", "value") and ("previousAspectValue", "value") in texts:
                 out += [_changed(_changed(event, where, {p: tab}), ("previousAspectValue", "value"), {p: not_urn})
                         for p in rng.sample(named, min(3, len(named)))]
     return out

@@ -24,8 +24,8 @@ from changeprov.mapping.reference import map_to_files
 from changeprov.spark import job as job_module
 from changeprov.spark.fs import FileSystem, local_input
 from changeprov.spark.job import export, outside_output, resolve_inputs
-from changeprov.spark.session import (FEW_LINES, FEW_LINES_BELOW_BYTES, GZIP_FACTOR, INTERPRETED,
-                                      INTERPRETED_BELOW_BYTES, evaluation_conf)
+from changeprov.spark.session import (DEFAULTS, EXCLUDED_RULES, FEW_LINES, FEW_LINES_BELOW_BYTES, GZIP_FACTOR,
+                                      INTERPRETED, INTERPRETED_BELOW_BYTES, evaluation_conf, export_settings)
 from changeprov.sparql.formats import display_datetime
 from spark_support import parse_nt
 
@@ -381,13 +381,11 @@ def test_an_export_in_a_callers_session_gives_the_reference_and_leaves_its_setti
 
 
 @pytest.mark.parametrize("theirs", ["org.apache.spark.sql.catalyst.optimizer.CollapseRepartition",
-                                    FEW_LINES["spark.sql.optimizer.excludedRules"]])
+                                    FEW_LINES[EXCLUDED_RULES]])
 def test_an_export_keeps_the_optimizer_rules_a_session_excludes_and_adds_its_own(spark, theirs):
     """The export's excluded rules are added to the session's, not put in their place: a small input's
     session excludes the expression-simplifying rules (FEW_LINES), which the export's own setting
     turned back on in every export."""
-    from changeprov.spark.session import DEFAULTS, EXCLUDED_RULES, export_settings
-
     before = spark.conf.get(EXCLUDED_RULES, None)
     spark.conf.set(EXCLUDED_RULES, theirs)
     try:
@@ -408,8 +406,6 @@ def test_an_export_keeps_the_optimizer_rules_a_session_excludes_and_adds_its_own
 def test_failed_write_loggers_are_quiet_until_the_last_export_ends_and_then_not_pinned(spark):
     """rv44 #5: two exports at once share the silencing (the first to end must not turn it off for the
     other), and putting it back must not pin the loggers' levels (a later setLogLevel reached them no more)."""
-    from changeprov.spark.session import export_settings
-
     jvm = spark.sparkContext._jvm
     level = lambda: str(jvm.org.apache.logging.log4j.LogManager.getLogger("org.apache.spark.util.Utils").getLevel())
     before = level()
