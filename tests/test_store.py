@@ -1905,3 +1905,21 @@ def test_a_graph_store_url_of_another_service_is_named(tmp_path, capsys, monkeyp
         assert main(["load", str(exp), "--endpoint", url, "--graph-store", f"http://127.0.0.1:{port}/store"]) == 2
         last = capsys.readouterr().err.strip().splitlines()[-1]
         assert "did not answer as an HTTP server (BadStatusLine" in last and "no earlier batch was stored" in last, last
+
+
+def test_a_graph_store_of_another_dataset_gets_the_first_batch_alone_and_is_named(tmp_path, capsys, monkeypatch):
+    """ut48b #5: --graph-store of another server's dataset takes the upload (HTTP 204) and the queries
+    never see it. Nothing can find that out without writing, so the first batch lands there; the load
+    must stop at it, say where it went, and leave the queried store untouched."""
+    _credentials(monkeypatch, {})
+    exp = make_export(tmp_path / "exp", _dated(range(1, 9)))
+    with oxigraph_server(tmp_path / "queried") as url, oxigraph_server(tmp_path / "other") as other:
+        wrong = other.replace("/query", "/store")
+        assert main(["load", str(exp), "--endpoint", url, "--graph-store", wrong, "--batch-bytes", "300"]) == 2
+        last = capsys.readouterr().err.strip().splitlines()[-1]
+        assert f"{wrong} accepted the first batch (" in last, last
+        assert "--graph-store of another dataset (which then holds them)" in last, last
+        first = int(last.split("accepted the first batch (")[1].split(" triples")[0])
+        assert 0 < first < 16  # 8 files of 2 triples, a few per 300-byte batch
+        assert RemoteStore(url).count() == 0
+        assert RemoteStore(other).count() == first // 2 + 1  # each file's own subject, and one triple all repeat
