@@ -145,8 +145,9 @@ def parse_header(name: str, text: str, path: Path | None = None) -> NamedQuery:
         select = False
     unprojected = [p.name for p in q.params if select and _uses(code, p.name) and not _projected(code, p.name)]
     if unprojected:  # pyoxigraph binds only projected variables (ut22 M4: its own words were the error)
-        raise InputError(f"{name}: parameter(s) {', '.join('?' + n for n in unprojected)} must be in the SELECT "
-                         "list (SELECT ?since ?x WHERE …): the engine binds only variables the query returns, "
+        listed = ["?" + n for n in unprojected]
+        raise InputError(f"{name}: parameter(s) {', '.join(listed)} must be in the SELECT list (SELECT "
+                         f"{' '.join(listed)} … WHERE …): the engine binds only variables the query returns, "
                          "and the answer leaves parameter columns out")
     marked = "\n".join(" __BINDINGS__ " if line.strip() == BINDINGS_MARKER else line for line in text.split("\n"))
     unmarked = ([p.name for p in q.params if _unmarked_subselect(blank(marked, comparisons=True), p.name)]

@@ -2726,7 +2726,7 @@ def test_an_adhoc_parameter_outside_the_select_list_is_a_clear_error(tmp_path, d
                   "SELECT (COUNT(?e) AS ?n) WHERE {\n#@bindings\n?e om:performedBy ?who ; om:timestamp ?t "
                   "FILTER(COALESCE(?t >= ?since, true)) }\n")
     assert main(["query", "--file", str(rq), "--param", "who=urn:li:corpuser:bob", "--store", str(db)]) == 2
-    assert ("mine: parameter(s) ?who, ?since must be in the SELECT list (SELECT ?since ?x WHERE …)"
+    assert ("mine: parameter(s) ?who, ?since must be in the SELECT list (SELECT ?who ?since … WHERE …)"
             in capsys.readouterr().err)
 
 
