@@ -40,10 +40,11 @@ def run_query(store: TripleStore, q: NamedQuery | str, values: Mapping[str, obje
     if raw:
         return store.select(q.text, bound)
     rows = _answer(store, q, bound)
-    of_column = bool(q.column_field and isinstance(bound.get("entity"), ox.NamedNode)
+    of_column = bool((q.column_field or q.column_link) and isinstance(bound.get("entity"), ox.NamedNode)
                      and store.ask(lookup("is-column"), {"entity": bound["entity"]}))
     if of_column:  # its own note says why it is empty, if it is: the entity's checks would not apply
-        rows = _about_column(store, q, bound, notes, own=rows)
+        rows = (_about_column(store, q, bound, notes, own=rows) if q.column_field
+                else _linked_to_column(store, q, bound, notes, own=rows))
     rows = _renamed_shown_once(store, _lineage_ends_named_once(store, rows), at=q.names_at)
     keep = [i for i, v in enumerate(rows.variables) if q.param(v) is None]
     for check in q.if_empty if not rows.rows and not of_column else []:
@@ -158,6 +159,37 @@ def _about_column(store: TripleStore, q: NamedQuery, bound: Mapping, notes: list
             f"these are the rows of {table_names} about it ({', '.join(about)})" if out
             else f"{table_names} has no rows about it here" + _dropped(store, drops)))
     return Rows(variables, out)
+
+
+def _linked_to_column(store: TripleStore, q: NamedQuery, bound: Mapping, notes: list[str], *, own: Rows) -> Rows:
+    """A thread about a column names it in its entity link, ``<#E::table::FQN::columns::NAME…>``, and is
+    found from the table (``# column-link:`` names the answer's column of links): of a column, its
+    tables' rows whose link names it, the table's FQN then and the column's name giving the column's
+    FQN (ua51 #2: a column's threads were an empty answer, and no word of asking for the table)."""
+    column = bound["entity"]
+    names = {column.value}
+    for row in store.select(lookup("names-of"), {"node": column}).dicts():
+        names |= {row[k].value for k in ("fqn", "urn") if row.get(k) is not None}
+    tables = {r["table"] for r in store.select(lookup("column-fields"), {"entity": column}).dicts()}
+    out, variables = list(own.rows), own.variables
+    for table in sorted(tables, key=lambda t: t.value):
+        rows = _answer(store, q, {**bound, "entity": table})
+        variables, i = rows.variables, rows.variables.index(q.column_link)
+        out += [r for r in rows.rows if r[i] is not None and _linked_column(r[i].value) in names]
+    table_names = ", ".join(sorted(_current_name(store, table) or table.value for table in tables))
+    notes.append(f"this is a column: the rows of {table_names} whose link names it" if out else
+                 f"this is a column: {table_names or 'no table of its'} has no rows whose link names it")
+    return Rows(variables, out)
+
+
+def _linked_column(link: str) -> str | None:
+    """The FQN of the column an OpenMetadata entity link names, or None.
+
+    >>> _linked_column("<#E::table::s.d.x.orders::columns::email::tags>"), _linked_column("<#E::table::s.d.x.t>")
+    ('s.d.x.orders.email', None)
+    """
+    parts = link.removeprefix("<#E::").removesuffix(">").split("::")
+    return f"{parts[1]}.{parts[3]}" if len(parts) >= 4 and parts[2] == "columns" else None
 
 
 def _dropped(store: TripleStore, drops: set) -> str:

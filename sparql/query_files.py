@@ -11,6 +11,8 @@ Each ``.rq`` file starts with a comment header that :func:`parse_header` reads::
     # if-rows: CHECK...        (optional: checks that explain a non-empty answer in a note, see notes.ROW_CHECKS)
     # column-field: COLUMN     (optional: of a column, its own rows and its table's answer, only the rows
     #                           whose COLUMN names a field change about, adding or dropping the column)
+    # column-link: COLUMN      (optional: of a column, its tables' rows whose entity link in COLUMN names
+    #                           the column: <#E::table::FQN::columns::NAME…>)
     # names-at: COLUMN         (optional: a renamed entity's collected names in a row: the one it had at
     #                           the row's time in COLUMN, not its current and former ones)
     # any other comment line is free documentation
@@ -68,6 +70,7 @@ class NamedQuery:
     if_empty: list[str] = field(default_factory=list)
     if_rows: list[str] = field(default_factory=list)
     column_field: str | None = None
+    column_link: str | None = None
     names_at: str | None = None
     notes: list[str] = field(default_factory=list)
     path: Path | None = None
@@ -104,6 +107,8 @@ def parse_header(name: str, text: str, path: Path | None = None) -> NamedQuery:
             q.if_rows = value.split()
         elif key == "column-field":
             q.column_field = value.split()[0]
+        elif key == "column-link":
+            q.column_link = value.split()[0]
         elif key == "names-at":
             q.names_at = value.split()[0]
         elif key == "param":

@@ -4121,6 +4121,16 @@ def test_entity_threads_are_the_threads_whose_link_names_the_entity(embedded):
     assert not run_query(embedded, "entity-threads", {"entity": OM_DR}).rows  # a table no thread is about
 
 
+def test_a_columns_threads_are_its_tables_threads_whose_link_names_it(embedded):
+    """ua51 #2: a column's threads were an empty answer without a note, though the link names it."""
+    table = run_query(embedded, "entity-threads", {"entity": OM_ORDERS})
+    column = run_query(embedded, "entity-threads", {"entity": OM_ORDERS + ".customer_email"})
+    assert column.rows == table.rows and len(column.rows) == 3
+    assert column.notes == [f"this is a column: the rows of {OM_ORDERS} whose link names it"]
+    other = run_query(embedded, "entity-threads", {"entity": OM_ORDERS + ".order_id"})
+    assert other.rows == [] and other.notes == [f"this is a column: {OM_ORDERS} has no rows whose link names it"]
+
+
 def test_an_unknown_user_is_matched_in_any_case(embedded):
     """rv49 LK3: agents-like matched in any case; a case-sensitive lookup found no user for ALICE."""
     with pytest.raises(InputError, match=r"users matching 'ALICE': alice\.wong"):
