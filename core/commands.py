@@ -77,13 +77,14 @@ def print_counts(counts: dict, *, title: str) -> None:
         print(f"  {name:<{width}}  {n:>10,}")
 
 
-def no_lines_warning(counts: dict, *, explained: bool = False) -> str | None:
+def no_lines_warning(counts: dict, *, explained: bool = False, family: str = "auto") -> str | None:
     """Inputs without a line (empty files): a nightly job fed an empty file by a broken upstream
     reported success without a word (ut47b #7).
 
     ... or lines none of which mapped: a wrong file (ut48a #6: a Markdown file's 97 lines, all
     MALFORMED_JSON, read as a run that succeeded), unless another warning ``explained`` why (a file
-    framed otherwise than its name says).
+    framed otherwise than its name says), or lines all of another ``family`` than asked, which
+    ``other_families_note`` tells (ua51 #6: two warnings for one cause).
 
     >>> no_lines_warning({"lines_read": 0})
     'the inputs hold no line (empty files?): nothing was mapped'
@@ -91,10 +92,15 @@ def no_lines_warning(counts: dict, *, explained: bool = False) -> str | None:
     True
     >>> no_lines_warning({"lines_read": 97, "mapped": 0, "quarantined_by_reason": {"MALFORMED_JSON": 96, "BAD_TYPE": 1}})
     'none of the 97 lines was mapped (quarantined: MALFORMED_JSON 96, BAD_TYPE 1): are these OpenMetadata or DataHub event logs?'
+    >>> no_lines_warning({"lines_read": 58, "mapped": 0, "quarantined_by_reason": {"UNKNOWN_FAMILY": 58}},
+    ...                  family="openmetadata") is None
+    True
     """
     if counts.get("lines_read") == 0:
         return "the inputs hold no line (empty files?): nothing was mapped"
     reasons = counts.get("quarantined_by_reason") or {}
+    if family != "auto" and set(reasons) == {"UNKNOWN_FAMILY"}:
+        return None
     if counts.get("mapped") == 0 and reasons and not explained:
         shown = ", ".join(f"{reason} {n:,}" for reason, n in sorted(reasons.items(), key=lambda kv: -kv[1])[:4])
         return (f"none of the {counts['lines_read']:,} lines was mapped (quarantined: {shown}): are these "
@@ -168,7 +174,8 @@ def _run_map(args: argparse.Namespace) -> int:
         print_counts(counts.as_dict(), title=f"reference mapper: {args.out}")
     framing = framing_warnings(expand_inputs(args.inputs))
     for warning in (*framing, other_families_note(counts.as_dict(), args.family), early_days_warning(counts.days),
-                    no_lines_warning(counts.as_dict(), explained=bool(framing)), out_name_warning(args.out)):
+                    no_lines_warning(counts.as_dict(), explained=bool(framing), family=args.family),
+                    out_name_warning(args.out)):
         if warning:
             print(f"changeprov map: warning: {visible(warning)}", file=sys.stderr)
     return 0
@@ -334,7 +341,7 @@ def _run_export(args: argparse.Namespace) -> int:
     framing = framing_warnings(inputs)
     for warning in (*framing, other_families_note(manifest["counts"], args.family),
                     early_days_warning(partition_days(manifest.get("files", []))),
-                    no_lines_warning(manifest["counts"], explained=bool(framing))):
+                    no_lines_warning(manifest["counts"], explained=bool(framing), family=args.family)):
         if warning:
             print(f"changeprov export: warning: {visible(warning)}", file=sys.stderr)
     return 0 if manifest["counts"]["balanced"] else 2
