@@ -183,13 +183,20 @@ def _linked_to_column(store: TripleStore, q: NamedQuery, bound: Mapping, notes: 
 
 
 def _linked_column(link: str) -> str | None:
-    """The FQN of the column an OpenMetadata entity link names, or None.
+    """The FQN of the column an OpenMetadata entity link names, or None; a name with a dot is quoted in
+    an FQN, as OpenMetadata's ``FullyQualifiedName.quoteName`` quotes it.
 
     >>> _linked_column("<#E::table::s.d.x.orders::columns::email::tags>"), _linked_column("<#E::table::s.d.x.t>")
     ('s.d.x.orders.email', None)
+    >>> _linked_column("<#E::table::s.d.x.t::columns::a.b>"), _linked_column('<#E::table::s.d.x.t::columns::"a.b">')
+    ('s.d.x.t."a.b"', 's.d.x.t."a.b"')
     """
     parts = link.removeprefix("<#E::").removesuffix(">").split("::")
-    return f"{parts[1]}.{parts[3]}" if len(parts) >= 4 and parts[2] == "columns" else None
+    if len(parts) < 4 or parts[2] != "columns":
+        return None
+    name = parts[3]
+    quoted = "." in name and not (len(name) > 1 and name[0] == name[-1] == '"')
+    return f'{parts[1]}."{name}"' if quoted else f"{parts[1]}.{name}"
 
 
 def _dropped(store: TripleStore, drops: set) -> str:
