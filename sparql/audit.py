@@ -19,6 +19,7 @@ import pyoxigraph as ox
 from changeprov.errors import InputError
 from changeprov.mapping import terms
 from changeprov.sparql.formats import display_datetime, display_text
+from changeprov.sparql.notes import _instant
 from changeprov.sparql.params import _check_window, param_text, regex_literal
 from changeprov.sparql.queries import get_query, lookup, parse_time, run_query, user_name
 from changeprov.sparql.stores import Rows, TripleStore
@@ -49,6 +50,10 @@ KINDS: dict[str, Kind] = {
     "duplicate-name": Kind("Two live entities with one name", "medium",
                            "Two entities of one type had the same fullyQualifiedName at the same time "
                            "(OpenMetadata keeps names unique; a soft-deleted entity keeps its name)."),
+    "duplicate-id": Kind("One entity id, two entities", "medium",
+                         "Events give one OpenMetadata entityId to two entities (the id under two entity "
+                         "types, say table and Table): ids are unique, so each entity holds part of one "
+                         "history, and names resolve to both."),
     "conflicting-event": Kind("One event id with two contents", "high",
                               "Lines with one event id and different content (time, user) were mapped by "
                               "different export runs or loaded from two exports: the event holds both, "
@@ -341,6 +346,30 @@ def _agent_findings(rows: list[dict]) -> list[Finding]:
             out.append(Finding("impersonated", r["time"], f"made by {by} on behalf of {r['user'] or '(no user)'}",
                                [r["event"]], r["entity"], r["entity_name"],
                                {"user": r["user"], "impersonator": by}))
+    return out
+
+
+def _duplicate_id_findings(store: TripleStore, times: dict) -> list[Finding]:
+    """Events that give one OpenMetadata entityId to two entities (ua51 #1: an entityType "Table" beside
+    "table" made a second node of one table, and every query by its name failed as ambiguous, while the
+    audit found nothing): a finding for each entity after the first, at its first event with the id."""
+    out = []
+    for (entity_id,) in store.select(lookup("duplicate-ids")).rows:
+        first: dict = {}
+        for r in store.select(lookup("id-events"), {"id": entity_id}).dicts():  # in time order
+            first.setdefault(r["entity"], r)
+        earliest, *later = first.values()
+        for r in later:
+            at = _instant(r["time"].value)
+            if (times["since"] is not None and at < _instant(times["since"].value)
+                    or times["until"] is not None and at > _instant(times["until"].value)):
+                continue
+            user = (r["user"].value.strip() if r["user"] is not None else "") or "no user"
+            summary = (f"first event by {user}; another entity has its entityId {entity_id.value}: "
+                       f"{earliest['entity'].value} (since {_v(earliest['time'])})")
+            out.append(Finding("duplicate-id", _v(r["time"]), summary, [_v(r["event"]), _v(earliest["event"])],
+                               _v(r["entity"]), _v(r["entity_name"]) or _v(r["entity"]),
+                               {"user": _v(r["user"]), "other_time": _v(earliest["time"])}))
     return out
 
 
@@ -642,6 +671,7 @@ def run_audit(store: TripleStore, *, since: str | None = None, until: str | None
     findings: list[Finding] = []
     findings += _version_findings(rows("audit-versions", window, now_ms=now_ms))
     findings += _integrity_findings(rows("audit-integrity", window, now_ms=now_ms))
+    findings += _duplicate_id_findings(store, times)
     findings += _agent_findings(rows("audit-agents", window, now_ms=now_ms))
     findings += _bot_findings(rows("audit-bots", {**window, "bot_pattern": bot_pattern}, now_ms=now_ms))
     findings += _tag_findings(rows("audit-sensitive-tags", {**window, "tag_pattern": tag_pattern},

@@ -337,7 +337,9 @@ def integrity_db(shared_dir, tmp_path_factory) -> Path:
         # ut18 #5: re-created with another aspect in the key aspect's millisecond (one request): fine
         _mcl(dh_same, "datasetKey", key, t), _mcl(dh_same, "datasetKey", None, t + 1000, change="DELETE"),
         _mcl(dh_same, "datasetKey", key, t + 2000), _mcl(dh_same, "status", {"removed": False}, t + 2000),
-        om(13, 7, "x.g", 5000),
+        # ua51 #1: x.e's id under another entity type: a second node, and its name ambiguous
+        om(15, 3, "x.e", 6000, "entityUpdated", entityType="Table", previousVersion=0.1, currentVersion=0.2),
+        om(13, 7, "x.g", 5000),  # last: sent again below
     ]
     db = _mapped_store(events, tmp_path_factory.mktemp("audit-integrity"))
     # ut8a #2: event i13 sent again with another time and user, mapped by another run (within one run
@@ -371,11 +373,15 @@ def test_integrity_findings(kind, request, integrity_db):
         store = open_store("remote", endpoint=request.getfixturevalue("integrity_endpoint"))
     with store:
         rep = run_audit(store, now_ms=2_000_000_000_000)
+        later = run_audit(store, since="2030-03-17T17:46:46.001Z", now_ms=2_000_000_000_000, lineage=False)
+    assert later.of_kind("duplicate-id") == []  # its time is before the window
     got = sorted((f.kind, f.entity_name, f.time, len(f.events)) for f in rep.findings
-                 if f.kind in ("change-after-delete", "duplicate-name", "unknown-entity", "conflicting-event"))
+                 if f.kind in ("change-after-delete", "duplicate-name", "duplicate-id", "unknown-entity",
+                               "conflicting-event"))
     assert got == [("change-after-delete", DS("hive,x.gone"), "2030-03-17T17:46:43.000Z", 2),
                    ("change-after-delete", "x.c", "2030-03-17T17:46:42.000Z", 2),
                    ("conflicting-event", "x.g", "2030-03-17T17:46:45.000Z", 1),
+                   ("duplicate-id", "x.e", "2030-03-17T17:46:46.000Z", 2),
                    ("duplicate-name", "x.e", "2030-03-17T17:46:40.500Z", 2),
                    ("duplicate-name", "x.f", "2030-03-17T17:46:40.200Z", 2),
                    ("unknown-entity", "x.ghost", "2030-03-17T17:46:43.000Z", 2)]
@@ -383,6 +389,11 @@ def test_integrity_findings(kind, request, integrity_db):
     assert twin.details["other_time"] == "2030-03-17T17:46:40.000Z"
     assert "another table with this fullyQualifiedName still existed: " in twin.summary
     assert twin.summary.endswith(" (there since 2030-03-17T17:46:40.000Z)")  # the time's display form
+    (twin_id,) = rep.of_kind("duplicate-id")
+    assert twin_id.summary == ("first event by alice; another entity has its entityId 00000000-0000-4000-8000-000000000003: "
+                               "https://open-metadata.org/entity/table/00000000-0000-4000-8000-000000000003 "
+                               "(since 2030-03-17T17:46:40.000Z)")
+    assert twin_id.entity == "https://open-metadata.org/entity/Table/00000000-0000-4000-8000-000000000003"
     (conflict,) = rep.of_kind("conflicting-event")
     assert conflict.summary == ("one event id with 2 timestamps and 2 users: lines with this id and different content "
                                 "were mapped by different export runs (times 2030-03-17T17:46:45.000Z to "
