@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 import re
@@ -413,6 +414,8 @@ def test_cli_jobs_takes_a_number_or_auto(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("option, value, message", [
+    ("--batch-bytes", "0", "expected a number of bytes such as 900K or 8M: '0'"),
+    ("--batch-bytes", "abc", "expected a number of bytes such as 900K or 8M: 'abc'"),
     ("--jobs", "0", "at least 1 and at most 64, or auto"), ("--jobs", "-1", "at least 1 and at most 64, or auto"),
     ("--jobs", "two", "at least 1 and at most 64, or auto"), ("--timeout", "-1", "a positive number of seconds"),
     ("--timeout", "0", "a positive number of seconds"), ("--timeout", "nan", "a positive number of seconds"),
@@ -1268,7 +1271,11 @@ def test_a_token_read_from_a_file_with_its_line_break_is_sent_without_it(tmp_pat
 
 def test_a_server_error_text_never_shows_the_credentials_sent(tmp_path, capsys, monkeypatch):
     """ut46b #4: a gateway echoing the Authorization header put the token into changeprov's error."""
-    echo = lambda method, path, headers, data: (401, f"invalid credentials: {headers.get('Authorization')}".encode())
+    def echo(method, path, headers, data):  # the header, and what a Basic one decodes to (mutation survey ms51 #4)
+        auth = headers.get("Authorization") or ""
+        plain = base64.b64decode(auth[6:]).decode() if auth.startswith("Basic ") else ""
+        return 401, f"invalid credentials: {auth}{' = ' + plain if plain else ''}".encode()
+
     with oxigraph_server(tmp_path / "srv") as url:
         front = _gateway(url.rsplit("/", 1)[0], echo)
         through = f"http://127.0.0.1:{front.server_address[1]}/query"
@@ -1279,7 +1286,7 @@ def test_a_server_error_text_never_shows_the_credentials_sent(tmp_path, capsys, 
                 _credentials(monkeypatch, env)
                 assert main(["query", "deleted-entities", "--endpoint", through]) == 2
                 err = capsys.readouterr().err
-                assert "(HTTP 401: invalid credentials: ***)" in err, err
+                assert "(HTTP 401: invalid credentials: ***" in err, err
                 assert not any(secret in err for secret in secrets), err
         finally:
             front.shutdown()
@@ -1923,3 +1930,107 @@ def test_a_graph_store_of_another_dataset_gets_the_first_batch_alone_and_is_name
         assert 0 < first < 16  # 8 files of 2 triples, a few per 300-byte batch
         assert RemoteStore(url).count() == 0
         assert RemoteStore(other).count() == first // 2 + 1  # each file's own subject, and one triple all repeat
+
+
+def _recording(paths: list):
+    """A gateway's answer that passes every request on and records each POST's path."""
+    return lambda method, path, headers, data: paths.append(path) if method == "POST" else None
+
+
+def test_a_graph_store_url_with_a_query_string_keeps_it_and_adds_default(tmp_path):
+    """Mutation survey ms51 #1: a gateway's key in --graph-store (…/store?apikey=k) must reach the server
+    whole, with the default graph as another parameter (not …?apikey=k?default)."""
+    posts: list = []
+    with oxigraph_server(tmp_path / "srv") as url:
+        front = _gateway(url.rsplit("/", 1)[0], _recording(posts))
+        try:
+            store = RemoteStore(url, graph_store=f"http://127.0.0.1:{front.server_address[1]}/store?apikey=k")
+            store.load_ntriples(io.BytesIO(NT))
+            assert posts == ["/store?apikey=k&default"] and store.count() == 2
+        finally:
+            front.shutdown()
+
+
+def test_an_upload_stored_in_part_is_an_error(tmp_path):
+    """ms51 #2: the check asks for a request's last triple; a gateway that passes on only the first half
+    of each upload and answers 204 made no error when the first triple was asked for."""
+    import urllib.request
+
+    def first_half(method, path, headers, data):
+        if method != "POST" or not path.startswith("/store"):
+            return None
+        lines = data.splitlines(keepends=True)
+        req = urllib.request.Request(upstream + path, data=b"".join(lines[:len(lines) // 2]), method="POST",
+                                     headers={"Content-Type": headers.get("Content-Type")})
+        urllib.request.urlopen(req).close()
+        return 204, b""
+
+    data = b"".join(b"<http://ex.org/s%d> <http://ex.org/p> <http://ex.org/o%d> .\n" % (i, i) for i in range(6))
+    with oxigraph_server(tmp_path / "srv") as url:
+        upstream = url.rsplit("/", 1)[0]
+        front = _gateway(upstream, first_half)
+        try:
+            store = RemoteStore(url, graph_store=f"http://127.0.0.1:{front.server_address[1]}/store")
+            with pytest.raises(StoreError, match="accepted the first batch .6 triples., but its triples are not in the store"):
+                store.load_ntriples(io.BytesIO(data))
+            assert RemoteStore(url).count() == 3
+        finally:
+            front.shutdown()
+
+
+def test_a_query_whose_first_line_holds_a_carriage_return_is_sent_whole(tmp_path):
+    """ms51 #3: on an endpoint, a first comment line is dropped from what is sent; "# note\\rSELECT …" is one
+    line to a reader that splits at \\n only, and dropping it left no query."""
+    text = "# note\rSELECT ?s WHERE { ?s ?p ?o } ORDER BY ?s LIMIT 1"
+    with open_store("embedded", path=tmp_path / "db", create=True) as embedded, \
+            oxigraph_server(tmp_path / "srv") as url:
+        embedded.load_ntriples(io.BytesIO(NT))
+        remote = RemoteStore(url)
+        remote.load_ntriples(io.BytesIO(NT))
+        assert remote.select(text).rows == embedded.select(text).rows == [(ox.NamedNode("http://ex.org/a"),)]
+
+
+def test_loading_nothing_new_into_a_store_does_not_compact_it(tmp_path):
+    """ms51 #10: an export with no triples loaded into a big store compacted the whole store for nothing
+    (minutes on a big one)."""
+    full = make_export(tmp_path / "full", _dated(range(1, 3)))
+    empty = make_export(tmp_path / "empty", {"x/2024-03-01/part-00000": b""})
+    said: list = []
+    with open_store("embedded", path=tmp_path / "db", create=True) as store:
+        assert load_export(store, full).optimize_seconds is not None
+        report = load_export(store, empty, said.append)
+        assert report.optimize_seconds is None and report.triples_after == 3
+    assert not any("compacting" in line for line in said), said
+
+
+def test_load_export_refuses_zero_groups(tmp_path):
+    """ms51: jobs=0 ran as one group without a word."""
+    exp = make_export(tmp_path / "exp", _dated(range(1, 3)))
+    with open_store("embedded", path=tmp_path / "db", create=True) as store:
+        with pytest.raises(InputError, match="jobs must be an int >= 1 .parallel load groups. or None"):
+            load_export(store, exp, jobs=0)
+
+
+@pytest.mark.parametrize("timeout, refused", [(604_800, False), (604_801, True)])
+def test_an_endpoint_timeout_may_be_a_week_and_no_more(timeout, refused):
+    """ms51: only 1e12 s was tried, so a limit ten times looser passed."""
+    if refused:
+        with pytest.raises(ConfigError, match="timeout must be at most 604,800 seconds .a week., got 604801"):
+            RemoteStore("http://127.0.0.1:9/query", timeout=timeout)
+    else:
+        assert RemoteStore("http://127.0.0.1:9/query", timeout=timeout).timeout == timeout
+
+
+def test_a_blank_node_is_refused_as_an_endpoint_binding_before_any_request():
+    """ms51: bound as a VALUES term, a blank node became the server's syntax error."""
+    with pytest.raises(InputError, match="parameter s: only IRIs and literals can be bound"):
+        RemoteStore("http://127.0.0.1:9/query").select("SELECT ?s WHERE {\n#@bindings\n?s ?p ?o }",
+                                                       {"s": ox.BlankNode("b")})
+
+
+def test_query_list_with_a_file_is_refused(tmp_path, capsys):
+    """ms51 #11: --list with --file listed the named queries and ignored the file."""
+    rq = tmp_path / "q.rq"
+    rq.write_text("SELECT * WHERE { ?s ?p ?o }\n")
+    assert main(["query", "--list", "--file", str(rq)]) == 2
+    assert "--list lists the named queries: give it alone or with a query NAME, not --file" in capsys.readouterr().err
