@@ -2156,6 +2156,9 @@ def test_an_fqn_dropped_and_re_created_names_the_entity_not_deleted_with_a_note(
     # ut19 #10: describe's notes were lost unless a list was passed in
     described = describe_triples(store, "svc.db.sch.u2")
     assert described and described.notes == rows.notes
+    given: list = []  # ... and a list passed in receives them (ms51 #5)
+    assert describe_triples(store, "svc.db.sch.u2", notes=given) == described and given == rows.notes
+    assert list(described) == sorted(described, key=str)  # one order, whatever the hash seed (ms51 #6)
     store.close()
     assert main(["query", "entity-history", "--param", "entity=svc.db.sch.u2", "--store", str(tmp_path / "db"),
                  "--format", "csv"]) == 0
@@ -4015,6 +4018,36 @@ def test_parse_time_takes_text_and_says_so():
     for value in (_dt.date(2024, 3, 5), 1_709_596_800_000, None):
         with pytest.raises(InputError, match="not a time: expected text .ISO-8601, a date, epoch ms or now., got "):
             parse_time(value)
+
+
+@pytest.mark.parametrize("value, want", [
+    ("0", "1970-01-01T00:00:00.000Z"),  # what the error for 1..EPOCH_MS_FROM offers for the start of time
+    ("2024-03-05T12:00z", "2024-03-05T12:00:00.000Z"),  # a lower-case zone on a time without seconds
+    ("2024-03-05t12:00:00z", "2024-03-05T12:00:00.000Z"),
+])
+def test_parse_time_takes_the_forms_its_messages_offer(value, want):
+    """Mutation survey ms51 #7, #8: since=0 and a lower-case z after hours and minutes had no test."""
+    from changeprov.sparql.queries import parse_time
+
+    assert parse_time(value).value == want
+
+
+@pytest.mark.parametrize("kind, value, want", [
+    ("decimal", "0.0000001", "0.0000001"),  # not 1E-7, which is no xsd:decimal
+    ("integer", "-" + "9" * 18, "-" + "9" * 18),
+    ("integer", "9" * 19, None),  # beyond a 64-bit integer: refused here, not left to the engine
+])
+def test_numeric_parameters_are_bound_as_valid_literals(kind, value, want, tmp_path):
+    """ms51: a decimal bound in exponent form, and a 19-digit integer let through, had no test."""
+    from changeprov.sparql.params import Param, convert
+
+    p = Param("n", kind, False, None, "a number")
+    with open_store("memory") as store:
+        if want is None:
+            with pytest.raises(InputError, match="parameter n: not an integer"):
+                convert(store, p, value)
+        else:
+            assert convert(store, p, value).value == want
 
 
 @pytest.mark.parametrize("entity", [FCT, LTV, OM_ORDERS])
