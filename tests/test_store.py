@@ -2034,3 +2034,10 @@ def test_query_list_with_a_file_is_refused(tmp_path, capsys):
     rq.write_text("SELECT * WHERE { ?s ?p ?o }\n")
     assert main(["query", "--list", "--file", str(rq)]) == 2
     assert "--list lists the named queries: give it alone or with a query NAME, not --file" in capsys.readouterr().err
+
+
+def test_a_literal_whose_datatype_iri_holds_a_quote_is_refused_as_an_endpoint_binding():
+    """ms51: a single quote in a datatype IRI became the escape \\' inside the IRI, which engines read
+    differently (rv43 M1 refuses it)."""
+    with pytest.raises(InputError, match="parameter x: a value with .{3} in an IRI cannot be bound"):
+        values_block({"x": ox.Literal("1", datatype=ox.NamedNode("http://e/a'b"))})
