@@ -358,6 +358,8 @@ def _duplicate_id_findings(store: TripleStore, times: dict) -> list[Finding]:
         first: dict = {}
         for r in store.select(lookup("id-events"), {"id": entity_id}).dicts():  # in time order
             first.setdefault(r["entity"], r)
+        if len(first) < 2:  # its events have no time (no export writes such): nothing to order
+            continue
         earliest, *later = first.values()
         for r in later:
             at = _instant(r["time"].value)
