@@ -5,12 +5,14 @@ the other forms). The query files, parameters, notes and lineage drivers live in
 from __future__ import annotations
 
 import datetime as _dt
+import re
 from collections import defaultdict
 from typing import Mapping
 
 import pyoxigraph as ox
 
 from changeprov.errors import InputError
+from changeprov.mapping.openmetadata import ENTITY_LINK
 from changeprov.mapping.vocab import OM_EVENT
 from changeprov.sparql.lineage import DRIVERS, collect
 from changeprov.sparql.notes import EMPTY_CHECKS, ROW_CHECKS, _instant
@@ -128,9 +130,7 @@ def _about_column(store: TripleStore, q: NamedQuery, bound: Mapping, notes: list
             schema_fields.add(r["field"].value)
         if r["rel"].value == OM_EVENT + "removedSchemaField":
             drops.add(r["event"])
-    names = {column.value}
-    for row in store.select(lookup("names-of"), {"node": column}).dicts():
-        names |= {row[k].value for k in ("fqn", "urn") if row.get(k) is not None}
+    names = _names_of(store, column)
     out, variables = list(own.rows), own.variables or None
     for table, (fields, events) in tables.items():
         rows = _answer(store, q, {**bound, "entity": table})
@@ -167,9 +167,7 @@ def _linked_to_column(store: TripleStore, q: NamedQuery, bound: Mapping, notes: 
     tables' rows whose link names it, the table's FQN then and the column's name giving the column's
     FQN (ua51 #2: a column's threads were an empty answer, and no word of asking for the table)."""
     column = bound["entity"]
-    names = {column.value}
-    for row in store.select(lookup("names-of"), {"node": column}).dicts():
-        names |= {row[k].value for k in ("fqn", "urn") if row.get(k) is not None}
+    names = _names_of(store, column)
     tables = {r["table"] for r in store.select(lookup("column-fields"), {"entity": column}).dicts()}
     out, variables = list(own.rows), own.variables
     for table in sorted(tables, key=lambda t: t.value):
@@ -182,6 +180,14 @@ def _linked_to_column(store: TripleStore, q: NamedQuery, bound: Mapping, notes: 
     return Rows(variables, out)
 
 
+def _names_of(store: TripleStore, node: ox.NamedNode) -> set[str]:
+    """The node's IRI and every FQN and URN it was given."""
+    names = {node.value}
+    for row in store.select(lookup("names-of"), {"node": node}).dicts():
+        names |= {row[k].value for k in ("fqn", "urn") if row.get(k) is not None}
+    return names
+
+
 def _linked_column(link: str) -> str | None:
     """The FQN of the column an OpenMetadata entity link names, or None; a name with a dot is quoted in
     an FQN, as OpenMetadata's ``FullyQualifiedName.quoteName`` quotes it.
@@ -191,12 +197,13 @@ def _linked_column(link: str) -> str | None:
     >>> _linked_column("<#E::table::s.d.x.t::columns::a.b>"), _linked_column('<#E::table::s.d.x.t::columns::"a.b">')
     ('s.d.x.t."a.b"', 's.d.x.t."a.b"')
     """
-    parts = link.removeprefix("<#E::").removesuffix(">").split("::")
-    if len(parts) < 4 or parts[2] != "columns":
+    named = re.fullmatch(ENTITY_LINK, link)  # the FQN as the mapping reads it (aboutFullyQualifiedName)
+    rest = link[named.end(1):-1].split("::") if named else []  # "", "columns", NAME, …
+    if len(rest) < 3 or rest[1] != "columns":
         return None
-    name = parts[3]
+    fqn, name = named.group(1), rest[2]
     quoted = "." in name and not (len(name) > 1 and name[0] == name[-1] == '"')
-    return f'{parts[1]}."{name}"' if quoted else f"{parts[1]}.{name}"
+    return f'{fqn}."{name}"' if quoted else f"{fqn}.{name}"
 
 
 def _dropped(store: TripleStore, drops: set) -> str:
